@@ -1,0 +1,126 @@
+import { pathToFileURL } from 'node:url';
+import type { ModuleRecord } from './discovery';
+import { SsiError } from './errors';
+import type { OpenContext, SsiModule } from './module';
+import type { ParamRegistry } from './params';
+import type { VerboseStream } from './verbose';
+import { formatVersion, parseVersion } from './version';
+
+/** A module after `open`: either available, or closed again with the reason it gave. */
+export interface OpenedModule<M extends SsiModule = SsiModule> {
+  record: ModuleRecord;
+  module: M;
+  available: boolean;
+  /** Why the module is not available (its `open` declined). */
+  reason?: string;
+}
+
+export const DEFAULT_PRIORITY = 0;
+
+/** Imports a module's code (the first time anything of it runs) and checks its meta data. */
+export async function loadModule<M extends SsiModule = SsiModule>(
+  record: ModuleRecord,
+): Promise<M> {
+  if (record.incompatible) throw new SsiError('INCOMPATIBLE', record.incompatible);
+  let exported: unknown = record.staticModule;
+  if (!exported) {
+    let ns: Record<string, unknown>;
+    try {
+      ns = await import(pathToFileURL(record.entryFile!).href);
+    } catch (err) {
+      throw new SsiError(
+        'BAD_MODULE',
+        `${record.type} module "${record.name}" (${record.location}) failed to load: ${(err as Error).message}`,
+      );
+    }
+    exported = ns.default ?? ns.module;
+  }
+  checkModuleObject(exported, record);
+  return exported as M;
+}
+
+/**
+ * Registers the module's parameters (and `<type>_<name>_priority` when it declares none),
+ * then runs its `open`. A module whose open declines is closed and reported unavailable.
+ */
+export async function openModule<M extends SsiModule>(
+  record: ModuleRecord,
+  params: ParamRegistry,
+  verbose: VerboseStream,
+): Promise<OpenedModule<M>> {
+  const module = await loadModule<M>(record);
+  registerModuleParams(module, params);
+  const prefix = `${module.type}_${module.name}_`;
+  const ctx: OpenContext = {
+    register: (param, spec) =>
+      params.register(prefix + param, spec, `${module.type} ${module.name}`),
+    param: (param) => params.get(prefix + param),
+    verbose: (level, message) => verbose.log(level, `${module.name}: ${message}`),
+  };
+  let result: unknown;
+  try {
+    result = await module.open?.(ctx);
+  } catch (err) {
+    if (err instanceof SsiError && err.code === 'BAD_PARAM') throw err;
+    result = `open failed: ${(err as Error).message}`;
+  }
+  if (result === false || typeof result === 'string') {
+    const reason = typeof result === 'string' ? result : 'its open function declined';
+    verbose.log(0, `${module.type} module ${module.name} is not available: ${reason}`);
+    await closeModule(module, verbose);
+    return { record, module, available: false, reason };
+  }
+  return { record, module, available: true };
+}
+
+export function registerModuleParams(module: SsiModule, params: ParamRegistry): void {
+  const prefix = `${module.type}_${module.name}_`;
+  const owner = `${module.type} ${module.name}`;
+  for (const [param, spec] of Object.entries(module.params ?? {})) {
+    params.register(prefix + param, spec, owner);
+  }
+  if (!params.isRegistered(`${prefix}priority`)) {
+    params.register(
+      `${prefix}priority`,
+      { type: 'int', default: DEFAULT_PRIORITY, help: `Priority of the ${owner} module (0-100)` },
+      owner,
+    );
+  }
+}
+
+export async function closeModule(module: SsiModule, verbose: VerboseStream): Promise<void> {
+  try {
+    await module.close?.();
+  } catch (err) {
+    verbose.log(0, `${module.type} module ${module.name}: close failed: ${(err as Error).message}`);
+  }
+}
+
+function checkModuleObject(value: unknown, record: ModuleRecord): void {
+  const where = `${record.type} module "${record.name}" (${record.location})`;
+  if (value === null || typeof value !== 'object') {
+    throw new SsiError(
+      'BAD_MODULE',
+      `${where} exports no module object; export default an object made with defineModule()`,
+    );
+  }
+  const m = value as Record<string, unknown>;
+  for (const key of ['ssiApi', 'type', 'typeApi', 'name', 'version']) {
+    if (typeof m[key] !== 'string') {
+      throw new SsiError('BAD_MODULE', `${where}: module object is missing string "${key}"`);
+    }
+  }
+  if (m.type !== record.type || m.name !== record.name) {
+    throw new SsiError(
+      'BAD_MODULE',
+      `${where}: manifest says ${record.type}/${record.name} but the module object says ${m.type}/${m.name}`,
+    );
+  }
+  const typeApi = parseVersion(m.typeApi as string, `${where}: typeApi`);
+  if (formatVersion(typeApi) !== formatVersion(record.typeApi)) {
+    throw new SsiError(
+      'BAD_MODULE',
+      `${where}: manifest declares ${record.type} API ${formatVersion(record.typeApi)} but the module object says ${formatVersion(typeApi)}; rebuild the package`,
+    );
+  }
+}
