@@ -1,5 +1,7 @@
 export type { ProcessSelection } from './agreement';
 export { checkAgreement } from './agreement';
+export type { SsiContext, SsiContextOptions } from './context';
+export { createSsiContext, registerBaseParams } from './context';
 export type {
   Discovery,
   DiscoveryOptions,

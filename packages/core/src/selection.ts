@@ -162,7 +162,8 @@ function selectionFailure(
     const r = ranking.find((x) => x.name === c.name);
     if (d) return `  ${c.name}: declined: ${d.reason}`;
     if (r) return `  ${c.name}: available (priority ${r.priority})`;
-    return `  ${c.name}: excluded by the selection`;
+    if (c.unavailable) return `  ${c.name}: unavailable: ${c.unavailable}`;
+    return `  ${c.name}: installed, not requested`;
   });
   const list = lines.length
     ? `Installed ${type} modules:\n${lines.join('\n')}`

@@ -20,7 +20,9 @@ export function registerVerboseParams(params: ParamRegistry, type: string): void
   if (!params.isRegistered('ssi_verbose')) {
     params.register('ssi_verbose', { type: 'int', default: VERBOSE_SILENT, help }, 'ssi');
   }
-  params.register(`${type}_verbose`, { type: 'int', default: VERBOSE_SILENT, help }, type);
+  if (type !== 'ssi') {
+    params.register(`${type}_verbose`, { type: 'int', default: VERBOSE_SILENT, help }, type);
+  }
 }
 
 export function createVerboseStream(
@@ -29,7 +31,7 @@ export function createVerboseStream(
   write: (line: string) => void = (line) => process.stderr.write(`${line}\n`),
 ): VerboseStream {
   registerVerboseParams(params, type);
-  const own = params.lookup(`${type}_verbose`);
+  const own = params.lookup(type === 'ssi' ? 'ssi_verbose' : `${type}_verbose`);
   const level = own.source !== 'default' ? Number(own.value) : params.get<number>('ssi_verbose');
   return {
     level,

@@ -1,0 +1,57 @@
+import type { ModuleRecord, SsiContext } from '@ssi/core';
+import { FRAMEWORKS, formatVersion, SSI_API_VERSION } from '@ssi/core';
+
+export interface ModuleInfo {
+  type: string;
+  name: string;
+  ssiApi: string;
+  typeApi: string;
+  version: string;
+  origin: string;
+  location: string;
+  packageName?: string;
+  usable: boolean;
+  incompatible?: string;
+}
+
+export function moduleInfo(r: ModuleRecord): ModuleInfo {
+  return {
+    type: r.type,
+    name: r.name,
+    ssiApi: formatVersion(r.ssiApi),
+    typeApi: formatVersion(r.typeApi),
+    version: formatVersion(r.version),
+    origin: r.origin,
+    location: r.location,
+    packageName: r.packageName,
+    usable: !r.incompatible,
+    incompatible: r.incompatible,
+  };
+}
+
+const LABEL_WIDTH = 20;
+export const label = (text: string) => text.padStart(LABEL_WIDTH);
+
+/** One line per module in the style of Fig. 3.2, versions short or `full`. */
+export function moduleLine(m: ModuleInfo, full: boolean): string {
+  const v = (s: string) => (full ? s : s.split('.').slice(0, 2).join('.'));
+  const versions = `SSI v${v(m.ssiApi)}, API v${v(m.typeApi)}, Module v${v(m.version)}`;
+  const where = m.origin === 'static' ? 'static' : `${m.origin}: ${m.location}`;
+  const status = m.usable ? '' : `\n${' '.repeat(LABEL_WIDTH + 2)}UNUSABLE: ${m.incompatible}`;
+  return `${label(`SSI ${m.type}`)}: ${m.name} (${versions}) [${where}]${status}`;
+}
+
+export function overview(ctx: SsiContext, cliVersion: string): string[] {
+  const file = ctx.params.paramFileInfo();
+  const lines = [
+    `${label('SSI for Node')}: @ssi/cli ${cliVersion}, SSI API v${SSI_API_VERSION}`,
+    ...Object.entries(FRAMEWORKS).map(
+      ([type, f]) => `${label(`${type} framework`)}: API v${f.api} (selector --ssi ${f.selector})`,
+    ),
+    `${label('Parameter file')}: ${file.path}${file.found ? '' : ' (not present)'}`,
+  ];
+  const modules = ctx.discovery.modules.map(moduleInfo);
+  if (modules.length === 0) lines.push(`${label('Modules')}: none found`);
+  for (const m of modules) lines.push(moduleLine(m, true));
+  return lines;
+}

@@ -1,0 +1,58 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export interface FixtureModule {
+  type: string;
+  name: string;
+  typeApi?: string;
+  version?: string;
+  /** Extra source appended inside the module object literal. */
+  body?: string;
+  /** Source placed before the module object (e.g. a throw to prove code is not imported). */
+  prelude?: string;
+  /** Manifest entry override (e.g. to point at a missing file). */
+  entry?: string;
+}
+
+/** Writes a package directory with an `ssi` manifest and a plain-JS entry. */
+export function writeModulePackage(
+  dir: string,
+  packageName: string,
+  modules: FixtureModule[],
+): string {
+  mkdirSync(dir, { recursive: true });
+  const manifest = modules.map((m) => ({
+    type: m.type,
+    name: m.name,
+    typeApi: m.typeApi ?? '1.1.0',
+    entry: m.entry ?? `./${m.type}-${m.name}.js`,
+  }));
+  writeFileSync(
+    join(dir, 'package.json'),
+    JSON.stringify({
+      name: packageName,
+      version: modules[0]?.version ?? '1.2.3',
+      type: 'module',
+      ssi: { modules: manifest },
+    }),
+  );
+  for (const m of modules) {
+    if (m.entry) continue;
+    writeFileSync(
+      join(dir, `${m.type}-${m.name}.js`),
+      `${m.prelude ?? ''}
+export default {
+  ssiApi: '1.0.0', type: '${m.type}', typeApi: '${m.typeApi ?? '1.1.0'}', name: '${m.name}', version: '${m.version ?? '1.2.3'}',
+  ${m.body ?? ''}
+};
+`,
+    );
+  }
+  return dir;
+}
+
+export function tempDir(prefix = 'ssi-core-test-'): { dir: string; cleanup: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
