@@ -12,7 +12,9 @@ describe('create-ssi-plugin', () => {
     dirs.push(d);
     return d;
   };
-  afterEach(() => dirs.splice(0).forEach((d) => rmSync(d, { recursive: true, force: true })));
+  afterEach(() => {
+    for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  });
 
   it('writes a package whose manifest core reads and whose module object matches it', async () => {
     const dir = join(temp(), 'p');
