@@ -44,12 +44,7 @@ export class Framework<M extends SsiModule> {
     );
     for (const record of records) {
       if (record.incompatible) {
-        this.opened.push({
-          record,
-          module: undefined as never,
-          available: false,
-          reason: record.incompatible,
-        });
+        this.opened.push({ record, available: false, reason: record.incompatible });
         continue;
       }
       this.verbose.log(100, `opening ${record.name} from ${record.location}`);
@@ -59,7 +54,7 @@ export class Framework<M extends SsiModule> {
   }
 
   available(): M[] {
-    return this.opened.filter((o) => o.available).map((o) => o.module);
+    return this.opened.flatMap((o) => (o.available ? [o.module] : []));
   }
 
   candidates(): Candidate<M>[] {
@@ -99,8 +94,8 @@ export class Framework<M extends SsiModule> {
   async closeAllBut(keep: readonly string[]): Promise<void> {
     const stay: OpenedModule<M>[] = [];
     for (const o of this.opened) {
-      if (keep.includes(o.record.name) || !o.available) stay.push(o);
-      else await closeModule(o.module, this.verbose);
+      if (o.available && !keep.includes(o.record.name)) await closeModule(o.module, this.verbose);
+      else stay.push(o);
     }
     this.opened = stay;
   }

@@ -6,14 +6,10 @@ import type { ParamRegistry } from './params';
 import type { VerboseStream } from './verbose';
 import { formatVersion, parseVersion } from './version';
 
-/** A module after `open`: either available, or closed again with the reason it gave. */
-export interface OpenedModule<M extends SsiModule = SsiModule> {
-  record: ModuleRecord;
-  module: M;
-  available: boolean;
-  /** Why the module is not available (its `open` declined). */
-  reason?: string;
-}
+/** A module after `open`: available, or not (closed again, or never loaded) with the reason. */
+export type OpenedModule<M extends SsiModule = SsiModule> =
+  | { record: ModuleRecord; available: true; module: M }
+  | { record: ModuleRecord; available: false; reason: string };
 
 export const DEFAULT_PRIORITY = 0;
 
@@ -68,7 +64,7 @@ export async function openModule<M extends SsiModule>(
     const reason = typeof result === 'string' ? result : 'its open function declined';
     verbose.log(0, `${module.type} module ${module.name} is not available: ${reason}`);
     await closeModule(module, verbose);
-    return { record, module, available: false, reason };
+    return { record, available: false, reason };
   }
   return { record, module, available: true };
 }
