@@ -1,0 +1,15 @@
+export { testbedAvailable } from './available';
+export type { TestbedFailure } from './errors';
+export { TestbedError } from './errors';
+export type { KillStrayOptions, KillStrayReport } from './strays';
+export { killStrayTestbeds } from './strays';
+export type { HostStatus, TestbedStatus } from './testbed';
+export { attachTestbed, startTestbed, testbedStatus } from './testbed';
+export type {
+  BootSchemaOptions,
+  SshOptions,
+  SshResult,
+  StartTestbedOptions,
+  Testbed,
+  TestHost,
+} from './types';
