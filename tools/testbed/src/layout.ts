@@ -8,6 +8,7 @@ import { join } from 'node:path';
 export const STATE_FILE = 'testbed.json';
 export const SSHD_CONFIG_NAME = 'ssi-testbed-sshd.conf';
 export const TMP_PREFIX = 'ssi-testbed-';
+export const PID_FILE_NAME = 'sshd.pid';
 
 export const paths = (dir: string) => ({
   state: join(dir, STATE_FILE),
@@ -22,7 +23,7 @@ export const paths = (dir: string) => ({
       config: join(h, SSHD_CONFIG_NAME),
       hostKey: join(h, 'host_key'),
       authorizedKeys: join(h, 'authorized_keys'),
-      pidFile: join(h, 'sshd.pid'),
+      pidFile: join(h, PID_FILE_NAME),
       log: join(h, 'sshd.log'),
     };
   },

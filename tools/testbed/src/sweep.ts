@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
-import { dirFromSshdCmdline, paths, readState, SSHD_CONFIG_NAME } from './layout';
+import { dirname, join } from 'node:path';
+import { dirFromSshdCmdline, PID_FILE_NAME, paths, readState, SSHD_CONFIG_NAME } from './layout';
 import {
   descendantsOf,
   listProcs,
@@ -10,20 +10,33 @@ import {
   type Target,
 } from './procs';
 
+/** The sshd config of every host directory (h1, h2, …) in `dir`. */
+function hostConfigs(dir: string): string[] {
+  try {
+    return readdirSync(dir)
+      .filter((e) => /^h\d+$/.test(e))
+      .map((e) => join(dir, e, SSHD_CONFIG_NAME))
+      .filter((f) => existsSync(f));
+  } catch {
+    return [];
+  }
+}
+
+function readPidFile(file: string): number | undefined {
+  try {
+    const n = Number(readFileSync(file, 'utf8').trim());
+    return Number.isInteger(n) && n > 0 ? n : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** "127.0.0.2:22" for every host of the testbed in `dir`, from testbed.json or the sshd configs. */
 export function endpointsOf(dir: string): string[] {
   const state = readState(dir);
   const out = new Set<string>();
   if (state) for (const h of state.hosts) out.add(`${h.address}:${state.port}`);
-  let entries: string[] = [];
-  try {
-    entries = readdirSync(dir);
-  } catch {
-    return [...out];
-  }
-  for (const e of entries) {
-    const conf = join(dir, e, SSHD_CONFIG_NAME);
-    if (!/^h\d+$/.test(e) || !existsSync(conf)) continue;
+  for (const conf of hostConfigs(dir)) {
     const m = /^ListenAddress\s+(127\.\d+\.\d+\.\d+:\d+)\s*$/m.exec(readFileSync(conf, 'utf8'));
     if (m) out.add(m[1]!);
   }
@@ -41,6 +54,14 @@ export function testbedProcesses(dir: string, endpoints: string[] = endpointsOf(
   const byPid = new Map(table.map((p) => [p.pid, p]));
   const roots = new Set<number>();
   const foreignListeners = new Set<number>();
+  // The listeners: by the pid in each host's PidFile, checked against its command line (a
+  // PidFile outlives its process, and pids are reused), and by the config path in the process
+  // table, which also finds an sshd whose PidFile is gone.
+  for (const conf of hostConfigs(dir)) {
+    const pid = readPidFile(join(dirname(conf), PID_FILE_NAME));
+    const p = pid === undefined ? undefined : byPid.get(pid);
+    if (p?.cmdline.includes(`-f ${conf}`)) roots.add(p.pid);
+  }
   for (const p of table) {
     const d = dirFromSshdCmdline(p.cmdline);
     if (d === undefined) continue;
