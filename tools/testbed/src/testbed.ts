@@ -96,29 +96,24 @@ function validate(opts: StartTestbedOptions): void {
 
 /** The testbed directory: a fresh 0700 temp dir, or the caller's (absent or empty). */
 function prepareDir(dir?: string): string {
-  let out: string;
-  if (dir === undefined) {
-    out = mkdtempSync(join(tmpdir(), TMP_PREFIX));
-  } else {
-    out = resolve(dir);
-    if (existsSync(out)) {
-      if (!statSync(out).isDirectory() || readdirSync(out).length > 0) {
-        throw bad(
-          `testbed directory ${out} exists and is not an empty directory; pass a new or empty directory (or omit dir)`,
-        );
-      }
-    } else {
-      mkdirSync(out, { recursive: true, mode: 0o700 });
-    }
-  }
-  chmodSync(out, 0o700);
+  const out = dir === undefined ? join(tmpdir(), `${TMP_PREFIX}XXXXXX`) : resolve(dir);
   if (/[\s"'\\]/.test(out)) {
-    rmSync(out, { recursive: true, force: true });
     throw bad(
-      `testbed directory ${JSON.stringify(out)} contains whitespace or quotes, which sshd_config cannot hold; ` +
-        'choose another dir (or set TMPDIR to a plain path)',
+      `testbed directory ${JSON.stringify(out)} contains whitespace, quotes or backslashes, which ` +
+        'sshd_config cannot hold; choose another dir (or set TMPDIR to a plain path)',
     );
   }
+  if (dir === undefined) return mkdtempSync(join(tmpdir(), TMP_PREFIX)); // mode 0700
+  if (existsSync(out)) {
+    if (!statSync(out).isDirectory() || readdirSync(out).length > 0) {
+      throw bad(
+        `testbed directory ${out} exists and is not an empty directory; pass a new or empty directory (or omit dir)`,
+      );
+    }
+  } else {
+    mkdirSync(out, { recursive: true });
+  }
+  chmodSync(out, 0o700);
   return out;
 }
 

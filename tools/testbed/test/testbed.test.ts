@@ -1,5 +1,6 @@
 import { execFile, spawn } from 'node:child_process';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -43,6 +44,22 @@ describe('availability', () => {
     await expect(startTestbed({ hosts: 3, firstAddress: 253 })).rejects.toBeInstanceOf(
       TestbedError,
     );
+  });
+});
+
+describe.skipIf(!avail.ok)('directories', () => {
+  it('refuses a dir sshd_config cannot name, and a non-empty one, creating nothing', async () => {
+    const spaced = join(tmpdir(), `ssi testbed ${process.pid}`);
+    await expect(startTestbed({ hosts: 1, dir: spaced })).rejects.toThrow(/whitespace/);
+    expect(existsSync(spaced)).toBe(false);
+    const full = mkdtempSync(join(tmpdir(), 'ssi-testbed-full-'));
+    try {
+      writeFileSync(join(full, 'keep'), 'x');
+      await expect(startTestbed({ hosts: 1, dir: full })).rejects.toThrow(/not an empty directory/);
+      expect(readFileSync(join(full, 'keep'), 'utf8')).toBe('x');
+    } finally {
+      rmSync(full, { recursive: true, force: true });
+    }
   });
 });
 
