@@ -9,6 +9,9 @@ set -euo pipefail
 
 PACKAGES=(
   openssh-server # tools/testbed: one sshd per test host on 127.0.0.N (the system sshd is kept off)
+  g++            # packages/shm: node-gyp compiles the shared-memory addon from source at install
+  make           # packages/shm: node-gyp
+  python3        # packages/shm: node-gyp
 )
 
 log() { printf 'install-system-deps: %s\n' "$*"; }
