@@ -174,16 +174,16 @@ function withCompatibility(record: ModuleRecord): ModuleRecord {
   const ssi = parseVersion(SSI_API_VERSION);
   if (!isApiCompatible(record.ssiApi, ssi)) {
     record.incompatible =
-      `${record.type} module "${record.name}" needs SSI API ${formatVersion(record.ssiApi)}, ` +
-      `this @ssi/core provides ${SSI_API_VERSION}`;
+      `${record.type} module "${record.name}" ${describe(record)} needs SSI API ` +
+      `${formatVersion(record.ssiApi)}, this @ssi/core provides ${SSI_API_VERSION}`;
   } else if (!isFrameworkType(record.type)) {
     record.incompatible = `unknown framework type "${record.type}"`;
   } else {
     const host = frameworkApi(record.type);
     if (!isApiCompatible(record.typeApi, host)) {
       record.incompatible =
-        `${record.type} module "${record.name}" is written for ${record.type} API ` +
-        `${formatVersion(record.typeApi)}, this installation provides ${formatVersion(host)} ` +
+        `${record.type} module "${record.name}" ${describe(record)} is written for ` +
+        `${record.type} API ${formatVersion(record.typeApi)}, this @ssi/core provides ${formatVersion(host)} ` +
         `(major must match, minor may not be newer); install a version of the module built ` +
         `for ${record.type} API ${host.major}.x`;
     }

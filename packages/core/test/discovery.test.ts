@@ -136,7 +136,7 @@ describe('discovery', () => {
     const byName = Object.fromEntries(modules.map((m) => [m.name, m.incompatible]));
     expect(byName.older).toBeUndefined();
     expect(byName.future).toMatch(
-      /written for rpi API 2.0.0, this installation provides 1.1.0 \(major must match/,
+      /rpi module "future" future@1.2.3 \(node_modules: .*\/future\) is written for rpi API 2.0.0, this @ssi\/core provides 1.1.0 \(major must match/,
     );
     expect(byName.newer).toMatch(/written for rpi API 1.9.0/);
     expect(byName.weird).toBe('unknown framework type "gpu"');

@@ -134,11 +134,11 @@ describe('a third-party plugin', () => {
     const list = laminfo(project, []);
     expect(list.code).toBe(0);
     expect(list.stdout).toMatch(
-      /SSI rpi: bar .*\n\s+UNUSABLE: rpi module "bar" is written for rpi API 2\.0\.0, this installation provides 1\.1\.0/,
+      /SSI rpi: bar .*\n\s+UNUSABLE: rpi module "bar" acme-rpi-bar@0\.1\.0 \(node_modules: .*\) is written for rpi API 2\.0\.0, this @ssi\/core provides 1\.1\.0/,
     );
 
     const params = laminfo(project, ['--param', 'rpi', 'bar']);
-    expect(params.stdout).toMatch(/module bar: rpi module "bar" is written for rpi API 2\.0\.0/);
+    expect(params.stdout).toMatch(/module bar: rpi module "bar" .* is written for rpi API 2\.0\.0/);
   });
 
   it('dropped into a directory on SSI_MODULE_PATH is found too', () => {
