@@ -1,0 +1,4 @@
+#!/usr/bin/env node
+import { lamdMain } from '../lamd/lamd-main';
+
+void lamdMain();

@@ -1,0 +1,46 @@
+import { EventEmitter } from 'node:events';
+import type { ExitStatus } from '../wire/ops';
+
+/**
+ * A process a lamd started for this client. Emits `stdout` and `stderr` (Buffer) as its output
+ * arrives; `exited` resolves with its exit status after all output, or rejects when its node's
+ * lamd is lost.
+ */
+export class RemoteProcess extends EventEmitter {
+  readonly exited: Promise<ExitStatus>;
+  private settle!: { resolve: (s: ExitStatus) => void; reject: (e: Error) => void };
+  status: ExitStatus | undefined;
+
+  constructor(
+    readonly node: number,
+    readonly pid: number,
+    private readonly signalFn: (signal: string) => Promise<void>,
+  ) {
+    super();
+    this.exited = new Promise<ExitStatus>((resolve, reject) => {
+      this.settle = { resolve, reject };
+    });
+    this.exited.catch(() => {}); // a rejection nobody awaits is not a crash
+  }
+
+  /** Delivers a signal to the process (its whole process group). */
+  kill(signal = 'SIGTERM'): Promise<void> {
+    return this.signalFn(signal);
+  }
+
+  /** @internal */
+  output(fd: number, data: Buffer): void {
+    this.emit(fd === 2 ? 'stderr' : 'stdout', data);
+  }
+
+  /** @internal */
+  exit(status: ExitStatus): void {
+    this.status = status;
+    this.settle.resolve(status);
+  }
+
+  /** @internal */
+  lost(error: Error): void {
+    this.settle.reject(error);
+  }
+}

@@ -1,0 +1,116 @@
+// @ssi/lam: the run-time environment (lamd, OOB messaging, sessions, client library) and the
+// base of the boot framework.
+
+export type { AlgorithmName, AlgorithmRun } from './boot/algorithms';
+export {
+  bootableNodes,
+  linearAlgorithm,
+  linearWindowedAlgorithm,
+  runBootAlgorithm,
+} from './boot/algorithms';
+export type { BaseActionsOptions } from './boot/base-actions';
+export { baseBootActions, growNodes } from './boot/base-actions';
+export { BOOT_BASE_PARAMS, registerBootBaseParams } from './boot/base-params';
+export type { BootReport, EngineOptions, NodeReport } from './boot/engine';
+export {
+  bootUniverse,
+  ensureNotRunning,
+  growUniverse,
+  reconUniverse,
+  wipeUniverse,
+} from './boot/engine';
+export type { SelectedBoot } from './boot/framework';
+export { selectBootModule } from './boot/framework';
+export type { AgentResult } from './boot/launch';
+export { hbootCommand, hbootConfigFor, rteLaunchFor, runAgent, runLocalHboot } from './boot/launch';
+export type { LamdInfo, RendezvousOptions } from './boot/rendezvous';
+export {
+  abandonLamd,
+  describeBootNode,
+  sendLamdInfo,
+  sendUniverse,
+  TcpRendezvous,
+  universeFromBoot,
+} from './boot/rendezvous';
+export type { ParsedSchema } from './boot/schema';
+export { defaultSchema, parseBootSchema, readBootSchema } from './boot/schema';
+export type {
+  BootActions,
+  BootArgs,
+  BootContext,
+  BootInitResult,
+  BootLocation,
+  BootModule,
+  BootNode,
+  RteLaunch,
+  RteOutcome,
+  RteProcKind,
+  StartOptions,
+  StartResult,
+} from './boot/types';
+export { BOOT_TYPE_API, NOT_NODE_ID } from './boot/types';
+export {
+  check127Rule,
+  checkDistinctAddresses,
+  markLocalNode,
+  resolveAddresses,
+} from './boot/verify';
+export type { LamClientOptions, OobMessage, RecvFilter } from './client/lam-client';
+export { LamClient } from './client/lam-client';
+export { RemoteProcess } from './client/remote-process';
+export type { NodeOutcome } from './client/universe-ops';
+export { cleanUniverse, haltUniverse, shrinkUniverse } from './client/universe-ops';
+export type { LamFailure } from './errors';
+export { isLamError, LamError } from './errors';
+export type { HbootConfig, LamdConfig } from './hboot/hboot-config';
+export type { WipeReport } from './hboot/wipe';
+export { wipeSession } from './hboot/wipe';
+export type { NodeSpecItem } from './node-spec';
+export {
+  formatNodeLine,
+  isNodeSpec,
+  parseNodeId,
+  parseNodeSpecWord,
+  resolveNodeSpec,
+  takeNodeSpec,
+  unknownNode,
+} from './node-spec';
+export { lamBin, lamPackageDir, lamVersion, localHbootCommand } from './package-paths';
+export type { LamParamName } from './params';
+export { LAM_PARAMS, lamInt, lamSeconds, registerLamParams } from './params';
+export type { SessionCleaner } from './session/session-cleanup';
+export { registerSessionCleaner, runSessionCleanup } from './session/session-cleanup';
+export {
+  findSessionDir,
+  listSessionDirs,
+  SESSION_FILES,
+  sessionDirFor,
+  sessionHost,
+  sessionSuffix,
+  sessionUser,
+} from './session/session-dir';
+export type { SessionInfo } from './session/session-info';
+export { readSessionInfo } from './session/session-info';
+export type { UniverseNode } from './universe';
+export { describeNode, isIpv4, nodeLabel, sortNodes } from './universe';
+export type { ConnectOptions, ConnectTarget } from './wire/connection';
+export { Connection, connectTo, exchange } from './wire/connection';
+export type {
+  ExitStatus,
+  LamdOp,
+  LamdOps,
+  OpArgs,
+  OpResult,
+  ProcRecord,
+  SpawnRequest,
+} from './wire/ops';
+export { LAMD_OPS } from './wire/ops';
+export type { EventKind, OobAddress, WireMessage } from './wire/wire';
+export {
+  ASSIGNED_PROC_BASE,
+  DEFAULT_MAX_FRAME,
+  decodePayload,
+  encodeFrame,
+  FrameDecoder,
+  messageProblem,
+} from './wire/wire';

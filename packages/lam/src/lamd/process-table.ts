@@ -1,0 +1,190 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { LamError } from '../errors';
+import { procStartTime } from '../session/proc-identity';
+import type { OobAddress } from '../wire/wire';
+import type { LamdLog } from './lamd-log';
+
+/** What to start: the argv, and optionally where and with which extra environment. */
+export interface SpawnRequest {
+  argv: string[];
+  cwd?: string;
+  env?: Record<string, string>;
+}
+
+export interface ExitStatus {
+  code: number | null;
+  signal: string | null;
+}
+
+export interface ProcRecord {
+  pid: number;
+  argv: string[];
+  owner: OobAddress;
+  startedAt: number;
+}
+
+/** Where output and exits of started processes go (the lamd routes them to the owner). */
+export interface ProcessSink {
+  output(owner: OobAddress, pid: number, fd: 1 | 2, data: Buffer): void;
+  exit(owner: OobAddress, pid: number, status: ExitStatus): void;
+}
+
+interface Running {
+  child: ChildProcess;
+  record: ProcRecord;
+  closed: Promise<void>;
+}
+
+/**
+ * The processes a lamd started. Each runs in its own process group (so a signal reaches what it
+ * forks too) and has a record file in the session directory, which `wipe` and the reaper use
+ * when the lamd itself is gone.
+ */
+export class ProcessTable {
+  private readonly running = new Map<number, Running>();
+
+  constructor(
+    private readonly opts: {
+      procsDir: string;
+      env: () => Record<string, string>;
+      log: LamdLog;
+      sink: ProcessSink;
+    },
+  ) {}
+
+  spawn(req: SpawnRequest, owner: OobAddress): Promise<number> {
+    const [file, ...args] = req.argv;
+    const cwd = usableDir(req.cwd) ?? homedir();
+    const child = spawn(file!, args, {
+      cwd,
+      env: { ...this.opts.env(), ...req.env },
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    return new Promise((resolve, reject) => {
+      child.once('error', (err: NodeJS.ErrnoException) => {
+        if (child.pid !== undefined) return; // an error after start is reported as the exit
+        reject(new LamError('REMOTE', `cannot start "${file}": ${describeSpawnError(err)}`));
+      });
+      child.once('spawn', () => {
+        resolve(this.track(child, req, owner));
+      });
+    });
+  }
+
+  private track(child: ChildProcess, req: SpawnRequest, owner: OobAddress): number {
+    const pid = child.pid!;
+    const record: ProcRecord = { pid, argv: req.argv, owner, startedAt: Date.now() };
+    const recordFile = join(this.opts.procsDir, String(pid));
+    try {
+      writeFileSync(recordFile, `${pid} ${procStartTime(pid) ?? ''}\n`, { mode: 0o600 });
+    } catch (err) {
+      this.opts.log.warn(`cannot record process ${pid}: ${(err as Error).message}`);
+    }
+    const { sink } = this.opts;
+    child.stdout!.on('data', (d: Buffer) => sink.output(owner, pid, 1, d));
+    child.stderr!.on('data', (d: Buffer) => sink.output(owner, pid, 2, d));
+    const closed = new Promise<void>((done) => {
+      // 'close' comes after both output streams ended: the exit is reported after all output.
+      child.once('close', (code, signal) => {
+        this.running.delete(pid);
+        rmSync(recordFile, { force: true });
+        this.opts.log.debug(`process ${pid} exited (code ${code}, signal ${signal})`);
+        sink.exit(owner, pid, { code, signal });
+        done();
+      });
+    });
+    this.running.set(pid, { child, record, closed });
+    this.opts.log.debug(`started ${pid}: ${req.argv.join(' ')}`);
+    return pid;
+  }
+
+  signal(pid: number, signal: NodeJS.Signals): void {
+    if (!this.running.has(pid)) {
+      throw new LamError('BAD_ARGS', `process ${pid} was not started by this lamd (or has exited)`);
+    }
+    killGroup(pid, signal);
+  }
+
+  list(): ProcRecord[] {
+    return [...this.running.values()].map((r) => r.record);
+  }
+
+  get size(): number {
+    return this.running.size;
+  }
+
+  /** SIGTERM every process group, SIGKILL what is left after `graceMs`. Returns how many. */
+  async killAll(graceMs: number): Promise<number> {
+    const all = [...this.running.values()];
+    if (all.length === 0) return 0;
+    for (const r of all) killGroup(r.record.pid, 'SIGTERM');
+    const allClosed = Promise.all(all.map((r) => r.closed));
+    if (!(await settlesWithin(allClosed, graceMs))) {
+      for (const r of this.running.values()) killGroup(r.record.pid, 'SIGKILL');
+      await settlesWithin(allClosed, 2000);
+    }
+    return all.length;
+  }
+}
+
+function killGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    try {
+      process.kill(pid, signal); // the group is gone but the leader may not be
+    } catch {
+      // already gone
+    }
+  }
+}
+
+function settlesWithin(p: Promise<unknown>, ms: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(false), ms);
+    p.then(() => {
+      clearTimeout(timer);
+      resolve(true);
+    });
+  });
+}
+
+function usableDir(dir: string | undefined): string | undefined {
+  try {
+    return dir && existsSync(dir) && statSync(dir).isDirectory() ? dir : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function describeSpawnError(err: NodeJS.ErrnoException): string {
+  if (err.code === 'ENOENT') return 'no such program (not found on PATH)';
+  if (err.code === 'EACCES') return 'permission denied (not executable)';
+  return err.message;
+}
+
+/** Checks a spawn request that came over the network. */
+export function spawnRequestProblem(value: unknown): string | undefined {
+  if (value === null || typeof value !== 'object') return 'spawn needs { argv, cwd?, env? }';
+  const r = value as Record<string, unknown>;
+  if (
+    !Array.isArray(r.argv) ||
+    r.argv.length === 0 ||
+    !r.argv.every((a) => typeof a === 'string')
+  ) {
+    return 'argv must be a non-empty list of strings';
+  }
+  if ((r.argv[0] as string).length === 0) return 'argv[0] is empty';
+  if (r.cwd !== undefined && r.cwd !== null && typeof r.cwd !== 'string')
+    return 'cwd must be a string';
+  if (r.env !== undefined && r.env !== null) {
+    if (typeof r.env !== 'object' || Array.isArray(r.env)) return 'env must be a map of strings';
+    if (!Object.values(r.env).every((v) => typeof v === 'string'))
+      return 'env values must be strings';
+  }
+  return undefined;
+}
