@@ -1,0 +1,3 @@
+export { agentArgv, parseAgent, shellQuote } from './agent';
+export { classifyOutcome } from './classify';
+export { default } from './rsh-module';
