@@ -12,6 +12,8 @@ PACKAGES=(
   g++            # packages/shm: node-gyp compiles the shared-memory addon from source at install
   make           # packages/shm: node-gyp
   python3        # packages/shm: node-gyp
+  slurm-wlm      # tools/slurm-cluster, plugins/boot-slurm: a private one-node Slurm cluster for real batch-job tests
+  munge          # tools/slurm-cluster: Slurm's authentication (the fixture runs its own munged on a private socket)
 )
 
 log() { printf 'install-system-deps: %s\n' "$*"; }
