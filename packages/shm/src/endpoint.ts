@@ -87,6 +87,8 @@ interface Partial {
 }
 
 const RESOLVED = Promise.resolve();
+/** recv() never holds the event loop longer than this while spinning, even with data flowing. */
+const MAX_SYNC_SPIN_NS = 5_000_000n;
 
 /**
  * Messages between the processes of one segment: any size, in order per pair, nothing lost or
@@ -255,15 +257,19 @@ export class ShmEndpoint {
       const bell = this.bellIdx[this.index]!;
       const i32 = this.seg.i32;
       let seen = Atomics.load(i32, bell);
-      let end = process.hrtime.bigint() + this.spinNs;
+      const start = process.hrtime.bigint();
+      const cap = start + MAX_SYNC_SPIN_NS;
+      let end = start + this.spinNs;
       for (let n = 1; r.result === undefined && r.error === undefined; n++) {
         const now = Atomics.load(i32, bell);
         if (now !== seen) {
           seen = now;
-          this.pump();
-          end = process.hrtime.bigint() + this.spinNs; // activity: keep spinning
-        } else if ((n & 63) === 0 && process.hrtime.bigint() >= end) {
-          break;
+          // a message in progress (chunks arriving): keep spinning, up to MAX_SYNC_SPIN_NS
+          if (this.pump()) end = process.hrtime.bigint() + this.spinNs;
+        }
+        if ((n & 63) === 0) {
+          const t = process.hrtime.bigint();
+          if (t >= end || t >= cap) break;
         }
       }
     }
@@ -301,9 +307,10 @@ export class ShmEndpoint {
   }
 
   /** Drain the postboxes and free what was copied out, synchronously (if the lock is free). */
-  private pump(): void {
-    this.drain();
+  private pump(): boolean {
+    const got = this.drain();
     if (this.pendingFrees.length > 0) this.flushFreesNow();
+    return got;
   }
 
   /** Stop: pending sends and receives reject with CLOSED. Does not close the segment. */
@@ -320,6 +327,40 @@ export class ShmEndpoint {
       );
       this.ringBell(this.index); // end our own wait, if the loop sleeps
     }
+  }
+
+  /** A snapshot of the endpoint's state, for diagnostics (e.g. printed when a wait times out). */
+  diagnostics(): Record<string, unknown> {
+    const l = this.seg.layout;
+    const i32 = this.seg.i32;
+    const rings = [...Array(this.nprocs).keys()]
+      .filter((q) => q !== this.index)
+      .map((q) => ({
+        peer: q,
+        outUsed: this.out[q]!.used(),
+        inUsed: this.inb[q]!.used(),
+        queued: this.sendQ[q]!.length,
+        inbox: this.inbox[q]!.length,
+        partial: this.partial[q]
+          ? `${this.partial[q]!.filled}/${this.partial[q]!.buf.length}`
+          : null,
+        bell: i32[this.bellIdx[q]!],
+        sleeping: i32[this.sleepIdx[q]!],
+        waitPool: i32[this.waitPoolIdx[q]!],
+      }));
+    return {
+      index: this.index,
+      running: this.running,
+      closed: this.closed,
+      failure: this.failure?.message ?? null,
+      receivers: this.receivers.map((r) => r.from),
+      queuedSends: this.queuedSends,
+      pendingFrees: this.pendingFrees.length,
+      bell: i32[this.bellIdx[this.index]!],
+      lockOwner: this.pool?.lock.owner() ?? null,
+      poolFreeBlocks: this.pool ? `${this.pool.freeBlocks()}/${l.poolBlocks}` : null,
+      rings,
+    };
   }
 
   // ---------------------------------------------------------------------------------------------

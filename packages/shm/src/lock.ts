@@ -75,6 +75,31 @@ export class PoolLock {
   /** Take the lock, waiting as the kind says; throws LOCK_OWNER_DEAD / LOCK_TIMEOUT. */
   async acquire(): Promise<void> {
     if (this.tryAcquire()) return;
+    await this.contend(false);
+  }
+
+  /**
+   * Run `fn` holding the lock, synchronously: the lock is never held across an `await` (a holder
+   * that yields to the event loop would make every spinning peer wait for its whole microtask
+   * queue, or for ever if that queue waits for the lock). Waiting happens with the lock free.
+   */
+  async run<T>(fn: () => T): Promise<T> {
+    for (;;) {
+      if (this.tryAcquire()) {
+        try {
+          return fn();
+        } finally {
+          this.release();
+        }
+      }
+      await this.contend(true);
+    }
+  }
+
+  /** Wait until we took the lock (waitOnly false) or until it looks free (waitOnly true). */
+  private async contend(waitOnly: boolean): Promise<void> {
+    const got = () =>
+      waitOnly ? Atomics.load(this.mem.i32, this.lockIndex) === 0 : this.tryAcquire();
     const start = Date.now();
     let lastCheck = start;
     for (;;) {
@@ -82,13 +107,13 @@ export class PoolLock {
       if (this.spinNs > 0) {
         const end = process.hrtime.bigint() + BigInt(this.spinNs);
         for (let n = 1; ; n++) {
-          if (Atomics.load(this.mem.i32, this.lockIndex) === 0 && this.tryAcquire()) return;
+          if (Atomics.load(this.mem.i32, this.lockIndex) === 0 && got()) return;
           if ((n & 15) === 0 && process.hrtime.bigint() >= end) break;
         }
       }
       const owner = Atomics.load(this.mem.i32, this.lockIndex);
       if (owner === 0) {
-        if (this.tryAcquire()) return;
+        if (got()) return;
         continue;
       }
       if (this.kind === 'block') {
@@ -106,7 +131,7 @@ export class PoolLock {
       if (this.mem.i32.length === 0) {
         throw new ShmError('CLOSED', `${this.what}: the segment was closed while waiting`);
       }
-      if (this.tryAcquire()) return;
+      if (got()) return;
       const now = Date.now();
       if (now - lastCheck >= this.ownerCheckMs) {
         lastCheck = now;

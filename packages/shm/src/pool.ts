@@ -42,12 +42,7 @@ export class SharedPool {
    */
   async alloc(bytes: number): Promise<number> {
     const n = this.blocksFor(bytes);
-    await this.lock.acquire();
-    try {
-      return this.allocLocked(n);
-    } finally {
-      this.lock.release();
-    }
+    return this.lock.run(() => this.allocLocked(n));
   }
 
   /** Like alloc() but only when the lock is free right now; null = the lock was busy. */
@@ -64,12 +59,9 @@ export class SharedPool {
   /** Return allocations (offsets from alloc) to the pool, under one lock acquisition. */
   async free(offsets: number[]): Promise<void> {
     if (offsets.length === 0) return;
-    await this.lock.acquire();
-    try {
+    await this.lock.run(() => {
       for (const off of offsets) this.freeLocked(off);
-    } finally {
-      this.lock.release();
-    }
+    });
   }
 
   /** Free allocations while the caller holds the lock (see tryAcquire). */
