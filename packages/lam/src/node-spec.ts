@@ -56,14 +56,16 @@ export function parseNodeId(word: string): number {
 
 /**
  * The nodes the notation names, in order, one entry per process to place (C and cN give one
- * entry per CPU). Nodes with schedule=no are left out of N and C but can be named explicitly.
+ * entry per CPU). Nodes with schedule=no are left out of N and C (unless `includeUnschedulable`,
+ * for tools that address lamds rather than place processes) but can always be named explicitly.
  */
 export function resolveNodeSpec(
   items: readonly NodeSpecItem[],
   universe: readonly UniverseNode[],
+  opts: { includeUnschedulable?: boolean } = {},
 ): UniverseNode[] {
   const nodes = sortNodes(universe);
-  const schedulable = nodes.filter((n) => n.schedulable);
+  const schedulable = opts.includeUnschedulable ? nodes : nodes.filter((n) => n.schedulable);
   const cpus = schedulable.flatMap((n) => Array.from({ length: Math.max(n.cpus, 0) }, () => n));
   const out: UniverseNode[] = [];
   for (const item of items) {

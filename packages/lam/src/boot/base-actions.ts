@@ -2,7 +2,7 @@ import { LamError } from '../errors';
 import { lamSeconds } from '../params';
 import { type AlgorithmName, runBootAlgorithm } from './algorithms';
 import { sendUniverse, TcpRendezvous, universeFromBoot } from './rendezvous';
-import { defaultSchema, readBootSchema } from './schema';
+import { defaultSchema, parseBootSchema, readBootSchema } from './schema';
 import type { BootActions, BootArgs, BootContext, BootNode, RteLaunch, RteOutcome } from './types';
 import { check127Rule, checkDistinctAddresses, markLocalNode, resolveAddresses } from './verify';
 
@@ -117,16 +117,10 @@ export function growNodes(ctx: BootContext, args: Extract<BootArgs, { kind: 'hos
   if (universe.some((u) => u.id === id)) {
     throw new LamError('BAD_ARGS', `node id n${id} is already in use`);
   }
-  nodes.push({
-    id,
-    name: args.host,
-    address: '',
-    cpus: args.cpus ?? 1,
-    schedulable: true,
-    boot: true,
-    origin: false,
-    me: false,
-    keyval: { hostname: args.host },
-  });
+  const [fresh] = parseBootSchema(
+    [args.host, ...(args.words ?? [])].join(' '),
+    'lamgrow arguments',
+  ).nodes;
+  nodes.push({ ...fresh!, id, boot: true, origin: false, me: false });
   return nodes;
 }

@@ -262,7 +262,7 @@ async function runEverywhere(
  * Runs on a node of the universe (it reads the secret from the local session directory).
  */
 export async function growUniverse(
-  opts: EngineOptions & { host: string; cpus?: number; nodeId?: number; client?: LamClient },
+  opts: EngineOptions & { host: string; words?: string[]; nodeId?: number; client?: LamClient },
 ): Promise<UniverseNode> {
   const client =
     opts.client ??
@@ -271,7 +271,12 @@ export async function growUniverse(
     const universe = await client.universe();
     const secret = readSecret(client.sessionDir!);
     const ctx = bootContext(opts, secret, { universe, localNodeId: client.node });
-    const args: BootArgs = { kind: 'host', host: opts.host, cpus: opts.cpus, nodeId: opts.nodeId };
+    const args: BootArgs = {
+      kind: 'host',
+      host: opts.host,
+      words: opts.words,
+      nodeId: opts.nodeId,
+    };
     const { selected, nodes } = await prepare(opts, args, ctx);
     try {
       const fresh = nodes.find((n) => n.boot)!;

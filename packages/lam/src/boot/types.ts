@@ -50,7 +50,13 @@ export interface BootNode {
 /** What the command line gave the boot (App. B.2.4's `bhost_schema_args`). */
 export type BootArgs =
   | { kind: 'schema'; file?: string }
-  | { kind: 'host'; host: string; cpus?: number; nodeId?: number };
+  | {
+      kind: 'host';
+      host: string;
+      /** boot schema words for the host: cpu=2, prefix=/opt/ssi, user=alice, schedule=no */
+      words?: string[];
+      nodeId?: number;
+    };
 
 /** Services the framework gives a module, valid for one boot. */
 export interface BootContext {
