@@ -10,6 +10,8 @@ export class RemoteProcess extends EventEmitter {
   readonly exited: Promise<ExitStatus>;
   private settle!: { resolve: (s: ExitStatus) => void; reject: (e: Error) => void };
   status: ExitStatus | undefined;
+  /** events that arrived before the caller could attach listeners, replayed in order */
+  private held: (() => void)[] | undefined = [];
 
   constructor(
     readonly node: number,
@@ -21,6 +23,18 @@ export class RemoteProcess extends EventEmitter {
       this.settle = { resolve, reject };
     });
     this.exited.catch(() => {}); // a rejection nobody awaits is not a crash
+    // `spawn` resolves with this object; its caller attaches listeners in the continuation.
+    // Output that raced ahead of the spawn answer is replayed once that has happened.
+    setImmediate(() => {
+      const held = this.held ?? [];
+      this.held = undefined;
+      for (const event of held) event();
+    });
+  }
+
+  private deliver(event: () => void): void {
+    if (this.held) this.held.push(event);
+    else event();
   }
 
   /** Delivers a signal to the process (its whole process group). */
@@ -30,17 +44,19 @@ export class RemoteProcess extends EventEmitter {
 
   /** @internal */
   output(fd: number, data: Buffer): void {
-    this.emit(fd === 2 ? 'stderr' : 'stdout', data);
+    this.deliver(() => this.emit(fd === 2 ? 'stderr' : 'stdout', data));
   }
 
   /** @internal */
   exit(status: ExitStatus): void {
-    this.status = status;
-    this.settle.resolve(status);
+    this.deliver(() => {
+      this.status = status;
+      this.settle.resolve(status);
+    });
   }
 
   /** @internal */
   lost(error: Error): void {
-    this.settle.reject(error);
+    this.deliver(() => this.settle.reject(error));
   }
 }
