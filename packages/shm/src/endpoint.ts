@@ -97,18 +97,23 @@ const MAX_SYNC_SPIN_NS = 5_000_000n;
  * the pool lock), and the postbox carries each chunk's descriptor, so order is still the postbox's.
  *
  * SLEEP / WAKE. Each process has a doorbell word (a counter) and a `sleeping` flag in its line.
- * Everything another process may be waiting for rings the doorbell of that process: a new record
- * in a postbox to it, room freed in a postbox from it (when it set the ring's producerWaiting), pool
- * blocks freed (when it set its waitPool flag). A process that found nothing to do
+ * An awake process (spinning, or looking for work) polls the heads of its incoming postboxes and
+ * its doorbell. A process that found nothing to do
  *   1. read the doorbell value `seen` *before* it looked for work,
- *   2. spins for spinUs polling the doorbell (no flag set: peers do not need to call the kernel),
- *   3. sets `sleeping` = 1, re-reads the doorbell, and sleeps in FUTEX_WAIT(doorbell, seen).
- * A notifier does Atomics.add(doorbell) and *then* Atomics.load(sleeping), calling FUTEX_WAKE only
- * if set. Both sides use sequentially consistent Atomics on two words (Dekker): either the sleeper's
- * re-read sees the new doorbell value, or the notifier sees sleeping = 1 and wakes it; FUTEX_WAIT
- * re-checks the value in the kernel, so a ring between 3's re-read and the sleep is not lost either.
- * The same pattern guards producerWaiting (set, then re-check room; the consumer stores tail, then
- * reads the flag) and waitPool (set, then retry the allocation; a freer frees, then reads the flags).
+ *   2. spins for spinUs polling postboxes and doorbell (no flag set: peers need no syscall),
+ *   3. sets `sleeping` = 1, looks again (doorbell still `seen`? postboxes still empty?), and sleeps
+ *      in FUTEX_WAIT(doorbell, seen) on its helper thread.
+ * A producer that published a record (Atomics.store of head) then does Atomics.load(sleeping) and,
+ * only if set, Atomics.add(doorbell) + FUTEX_WAKE. Dekker on (head, sleeping), all operations
+ * sequentially consistent: either the sleeper's second look (after its store of sleeping) sees the
+ * new head, or the producer's load sees sleeping = 1 and rings; a ring that lands between the
+ * second look and the sleep changes the doorbell, so FUTEX_WAIT (which compares in the kernel)
+ * returns at once. Events other than messages (room freed in a postbox whose producer set
+ * producerWaiting, pool blocks freed for a process that set waitPool, a local kick) always
+ * Atomics.add the doorbell after publishing the event and wake if `sleeping`; since `seen` was read
+ * before the sleeper checked those conditions, the same argument holds. producerWaiting and waitPool
+ * are themselves Dekker flags: set, then re-check (room / allocation); the other side publishes
+ * (tail store / free), then reads the flag.
  */
 export class ShmEndpoint {
   readonly index: number;
@@ -205,7 +210,7 @@ export class ShmEndpoint {
     const q = this.sendQ[to]!;
     if (q.length === 0 && data.length <= this.shortLimit) {
       if (this.out[to]!.tryWrite(KIND_INLINE, data)) {
-        this.ringBell(to);
+        this.notifyMessage(to);
         return RESOLVED;
       }
     }
@@ -228,7 +233,7 @@ export class ShmEndpoint {
     this.checkPeer(to);
     if (this.sendQ[to]!.length > 0 || data.length > this.shortLimit) return false;
     if (!this.out[to]!.tryWrite(KIND_INLINE, data)) return false;
-    this.ringBell(to);
+    this.notifyMessage(to);
     return true;
   }
 
@@ -242,6 +247,10 @@ export class ShmEndpoint {
     if (from !== ANY) this.checkPeer(from);
     const ready = this.take(from);
     if (ready) return Promise.resolve(ready);
+    if (this.receivers.length === 0) {
+      const m = this.fastRecv(from, opts.into);
+      if (m) return Promise.resolve(m);
+    }
     // Post the receive first, so that a large message starting now is copied straight into `into`.
     const r: Receiver = {
       from,
@@ -262,8 +271,15 @@ export class ShmEndpoint {
       let end = start + this.spinNs;
       for (let n = 1; r.result === undefined && r.error === undefined; n++) {
         const now = Atomics.load(i32, bell);
-        if (now !== seen) {
+        if (now !== seen || this.incoming(from)) {
           seen = now;
+          if (this.receivers.length === 1 && this.receivers[0] === r) {
+            const m = this.fastRecv(from, opts.into);
+            if (m) {
+              this.receivers.length = 0;
+              return Promise.resolve(m);
+            }
+          }
           // a message in progress (chunks arriving): keep spinning, up to MAX_SYNC_SPIN_NS
           if (this.pump()) end = process.hrtime.bigint() + this.spinNs;
         }
@@ -300,10 +316,33 @@ export class ShmEndpoint {
   tryRecv(from: number = ANY): Message | undefined {
     this.checkUsable();
     if (from !== ANY) this.checkPeer(from);
-    const m = this.take(from);
+    const m =
+      this.take(from) ?? (this.receivers.length === 0 ? this.fastRecv(from, undefined) : undefined);
     if (m) return m;
     this.pump();
     return this.take(from);
+  }
+
+  /**
+   * The common case, without queues: nobody else is waiting, and the next record from `from`
+   * (ANY: the first peer that has one) is a whole message. Read it straight into `into`.
+   */
+  private fastRecv(from: number, into: Uint8Array | undefined): Message | undefined {
+    if (from === ANY) {
+      for (let q = 0; q < this.nprocs; q++) {
+        if (q === this.index) continue;
+        const m = this.fastRecv(q, into);
+        if (m) return m;
+      }
+      return undefined;
+    }
+    if (this.partial[from] || this.inbox[from]!.length > 0) return undefined;
+    const ring = this.inb[from]!;
+    const meta = ring.peekMeta();
+    if (meta < 0 || (meta & 0xff) !== KIND_INLINE) return undefined;
+    const data = ring.readPayload(into)!;
+    if (ring.takeProducerWaiting()) this.ringBell(from);
+    return { from, data };
   }
 
   /** Drain the postboxes and free what was copied out, synchronously (if the lock is free). */
@@ -394,6 +433,31 @@ export class ShmEndpoint {
     return undefined;
   }
 
+  /**
+   * A record was published in the postbox to `q`: wake `q` only if it sleeps. A process that is
+   * awake polls its postboxes itself, so the common (spinning) case costs one load of a line that
+   * stays shared, instead of a read-modify-write that would steal it. See the class comment.
+   */
+  private notifyMessage(q: number): void {
+    const i32 = this.seg.i32;
+    if (Atomics.load(i32, this.sleepIdx[q]!) !== 0) {
+      const b = this.bellIdx[q]!;
+      Atomics.add(i32, b, 1);
+      wakeWord(this.seg, b << 2, 0);
+    }
+  }
+
+  /** Is a record waiting in the postbox from `from` (ANY: from anyone)? */
+  private incoming(from: number): boolean {
+    if (from !== ANY) return !this.inb[from]!.isEmpty();
+    for (let q = 0; q < this.nprocs; q++) {
+      const r = this.inb[q];
+      if (r && !r.isEmpty()) return true;
+    }
+    return false;
+  }
+
+  /** Something other than a message (room, pool blocks, a kick) for `q`: always ring. */
   private ringBell(q: number): void {
     const i32 = this.seg.i32;
     const b = this.bellIdx[q]!;
@@ -605,7 +669,7 @@ export class ShmEndpoint {
         const end = process.hrtime.bigint() + this.spinNs;
         let changed = false;
         for (let n = 1; ; n++) {
-          if (Atomics.load(i32, myBell) !== seen) {
+          if (Atomics.load(i32, myBell) !== seen || this.incoming(ANY)) {
             changed = true;
             break;
           }
@@ -614,7 +678,9 @@ export class ShmEndpoint {
         if (changed) continue;
       }
       Atomics.store(i32, mySleep, 1);
-      if (Atomics.load(i32, myBell) === seen) {
+      // after announcing that we sleep, look again: a producer that did not see the flag published
+      // before our look (message notifications ring only sleepers)
+      if (Atomics.load(i32, myBell) === seen && !this.incoming(ANY)) {
         const r = await waitWord(this.seg, myBell << 2, seen, {
           timeoutMs: this.peerCheckMs,
           helperSpinNs: this.helperSpinNs,
@@ -647,7 +713,8 @@ export class ShmEndpoint {
     for (let q = 0; q < this.nprocs; q++) {
       if (q === this.index) continue;
       const pid = this.seg.pidOf(q);
-      if (pid !== 0 && !isProcessAlive(pid)) {
+      // a peer that closed its endpoint and left is not dead; one that vanished without closing is
+      if (pid !== 0 && this.seg.stateOf(q) !== PROC_CLOSED && !isProcessAlive(pid)) {
         throw new ShmError(
           'PEER_DEAD',
           `process ${q} (pid ${pid}) of shared segment ${this.seg.name} died; messages to and from it cannot complete: end the job`,
@@ -690,7 +757,7 @@ export class ShmEndpoint {
             if (!this.waitForRoom(ring, len)) break;
             continue;
           }
-          this.ringBell(to);
+          this.notifyMessage(to);
         } else {
           const pool = this.pool!;
           let blocked = false;
@@ -728,7 +795,7 @@ export class ShmEndpoint {
               throw this.corrupt('postbox room vanished while we are its only producer');
             }
             s.sent += n;
-            this.ringBell(to);
+            this.notifyMessage(to);
             progressed = true;
           }
           if (blocked) break;

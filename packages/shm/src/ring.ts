@@ -155,13 +155,23 @@ export class SpscRing {
    * or null when the ring is empty.
    */
   tryRead(): { meta: number; data: Uint8Array } | null {
+    const meta = this.peekMeta();
+    if (meta < 0) return null;
+    return { meta, data: this.readPayload()! };
+  }
+
+  /**
+   * Consumer: remove the next record and return its payload, copied into `into` (a view of it is
+   * returned) when it fits, else into a new array; null when the ring is empty. peekMeta() tells
+   * the record's meta word beforehand.
+   */
+  readPayload(into?: Uint8Array): Uint8Array | null {
     const tail = this.ctrl[R.tail]!; // written only by us
     const head = Atomics.load(this.ctrl, R.head); // acquire: the record's bytes are visible
     if (head === tail) return null;
     const cap = this.capacity;
     const pos = tail >= cap ? tail - cap : tail;
     const len = this.words[pos >> 2]!;
-    const meta = this.words[(pos >> 2) + 1]!;
     const avail = (head - tail + this.twice) % this.twice;
     if (len > this.maxPayload || RECORD_HEADER + ((len + 7) & ~7) > avail) {
       throw new ShmError(
@@ -169,7 +179,7 @@ export class SpscRing {
         `postbox record of ${len} bytes at ${pos} exceeds what was published (${avail} bytes): the segment is corrupted; end the job`,
       );
     }
-    const out = new Uint8Array(len);
+    const out = into && into.length >= len ? into.subarray(0, len) : new Uint8Array(len);
     let p = pos + RECORD_HEADER;
     if (p === cap) p = 0;
     const first = Math.min(len, cap - p);
@@ -177,7 +187,7 @@ export class SpscRing {
     if (first < len) out.set(this.data.subarray(0, len - first), first);
     // release: our reads of the slot are complete before the producer may reuse it
     Atomics.store(this.ctrl, R.tail, (tail + RECORD_HEADER + ((len + 7) & ~7)) % this.twice);
-    return { meta, data: out };
+    return out;
   }
 
   /** Producer: announce (1) or withdraw (0) that we wait for room. See endpoint.ts. */

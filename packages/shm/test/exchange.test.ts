@@ -46,8 +46,11 @@ async function exchange(nprocs: number, lock: 'spin' | 'block', durationMs: numb
     );
     const r = JSON.parse(line) as Result;
     results.push(r);
-    if (r.fatal)
-      throw new Error(`process ${r.index} failed: ${r.fatal}\nstderr: ${p.err.join('')}`);
+    if (r.fatal) {
+      await Promise.all(peers.map((x) => waitExit(x, 30_000, 'the others to end').catch(() => {})));
+      const all = peers.map((x, i) => `--- process ${i}:\n${x.out.join('\n')}\n${x.err.join('')}`);
+      throw new Error(`process ${r.index} failed: ${r.fatal}\n${all.join('\n')}`);
+    }
     expect(r.errors).toEqual([]);
     const { code } = await waitExit(p, 10_000, 'a process to exit after its exchange');
     expect(code).toBe(0);
@@ -83,7 +86,7 @@ describe('processes exchanging checksummed random-size messages', () => {
     await exchange(4, 'block', 3000);
   }, 60_000);
 
-  it('4 processes, spin lock, more processes than cores', async () => {
-    await exchange(4, 'spin', 2500, { spinUs: 20 });
+  it('4 processes, spin lock, more processes than cores, receiving from ANY', async () => {
+    await exchange(4, 'spin', 2500, { spinUs: 20, any: true });
   }, 60_000);
 });
