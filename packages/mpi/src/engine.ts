@@ -1,0 +1,220 @@
+import type { ParamRegistry, VerboseStream } from '@ssi/core';
+import { ErrorClass, MpiError } from './errors';
+import { EntryGate } from './gate';
+import type { Proc } from './proc';
+import { ProcMode } from './proc';
+import { ReqFlag, ReqState, RpiRequest } from './rpi/request';
+import type { RpiActions, RpiHost, RpiRuntime } from './rpi/types';
+
+const POOL_MAX = 64;
+
+/**
+ * The progression engine of the MPI layer: the active request list (Ch. 5.1.2), the request
+ * life cycle around the selected rpi module (build → start → done → destroy, Fig. 5.2), the
+ * entry gate and the rpi checkpoint quartet. It is the `RpiHost` the module is given.
+ */
+export class Engine implements RpiHost {
+  actions!: RpiActions;
+  moduleName = '';
+  readonly gate = new EntryGate();
+  /** Whether blocking calls may use the rpi's fastsend / fastrecv. */
+  fast = true;
+  /** Set at the start of finalize: lost connections are expected from then on. */
+  finalizing = false;
+
+  private aHead: RpiRequest | null = null;
+  private aTail: RpiRequest | null = null;
+  /** Number of requests on the active list. */
+  activeCount = 0;
+  private nextId = 0;
+  private readonly pool: RpiRequest[] = [];
+  private probeWaiters: (() => void)[] = [];
+  private polling = false;
+  /** Called when a peer is lost outside finalize (the MPI layer applies the error handler). */
+  onPeerFailed: (proc: Proc, error: MpiError) => void = () => {};
+
+  constructor(
+    readonly procs: Proc[],
+    readonly myProc: Proc,
+    readonly runtime: RpiRuntime,
+    readonly params: ParamRegistry,
+    private readonly verboseStream: VerboseStream,
+  ) {}
+
+  verbose(level: number, message: string): void {
+    this.verboseStream.log(level, message);
+  }
+
+  // ---- request objects -------------------------------------------------------------------
+
+  /** A request for a blocking call, from the pool (no allocation on the hot path). */
+  acquire(): RpiRequest {
+    return this.pool.pop() ?? new RpiRequest();
+  }
+
+  /** Returns a blocking call's request to the pool once it is done and destroyed. */
+  release(req: RpiRequest): void {
+    req.onDone = null;
+    req.owner = null;
+    req.buf = null;
+    req.proc = null;
+    req.rpi = null;
+    req.error = null;
+    req.state = ReqState.INIT;
+    if (this.pool.length < POOL_MAX) this.pool.push(req);
+  }
+
+  /** Builds the rpi part of a filled-in request; gives it a fresh id. */
+  build(req: RpiRequest): void {
+    this.nextId = (this.nextId + 1) >>> 0 || 1;
+    req.id = this.nextId;
+    req.state = ReqState.INIT;
+    this.actions.build(req);
+  }
+
+  /** Puts a built request on the active list in the start state and lets the rpi start it. */
+  start(req: RpiRequest): void {
+    req.resetForStart();
+    req.state = ReqState.START;
+    req.aPrev = this.aTail;
+    req.aNext = null;
+    if (this.aTail) this.aTail.aNext = req;
+    else this.aHead = req;
+    this.aTail = req;
+    this.activeCount++;
+    this.actions.start(req);
+    if (this.actions.polling && (req.state as number) !== ReqState.DONE) this.poll();
+  }
+
+  destroy(req: RpiRequest): void {
+    this.actions.destroy(req);
+  }
+
+  /** `RpiHost.complete`: the rpi moved `req` to done. */
+  complete(req: RpiRequest): void {
+    if (req.aPrev !== null || this.aHead === req) {
+      if (req.aPrev) req.aPrev.aNext = req.aNext;
+      else this.aHead = req.aNext;
+      if (req.aNext) req.aNext.aPrev = req.aPrev;
+      else this.aTail = req.aPrev;
+      req.aPrev = req.aNext = null;
+      this.activeCount--;
+    }
+    req.state = ReqState.DONE;
+    const cb = req.onDone;
+    if (cb !== null) cb(req);
+  }
+
+  /** The active requests, oldest first (for finalize diagnostics and peer failures). */
+  active(): RpiRequest[] {
+    const out: RpiRequest[] = [];
+    for (let r = this.aHead; r; r = r.aNext) out.push(r);
+    return out;
+  }
+
+  /** Asks the rpi to take a request back; the request completes (cancelled or not) as usual. */
+  cancel(req: RpiRequest): void {
+    if (req.state === ReqState.DONE || req.state === ReqState.INIT) return;
+    req.flags |= ReqFlag.CANCEL;
+    this.actions.cancel(req);
+  }
+
+  // ---- progress for polling transports ---------------------------------------------------
+
+  /** Keeps calling `advance` while requests are active (only for `polling` modules). */
+  private poll(): void {
+    if (this.polling) return;
+    this.polling = true;
+    const step = async () => {
+      try {
+        while (this.activeCount > 0 || this.probeWaiters.length > 0) {
+          await this.actions.advance(false);
+          await new Promise<void>((r) => setImmediate(r));
+        }
+      } finally {
+        this.polling = false;
+      }
+    };
+    void step();
+  }
+
+  // ---- probes ------------------------------------------------------------------------------
+
+  /** `RpiHost.arrived`: an unexpected message was queued; blocking probes look again. */
+  arrived(): void {
+    if (this.probeWaiters.length === 0) return;
+    const waiters = this.probeWaiters;
+    this.probeWaiters = [];
+    for (const w of waiters) w();
+  }
+
+  /** Resolves at the next arrival of an unexpected message. */
+  nextArrival(): Promise<void> {
+    const p = new Promise<void>((resolve) => this.probeWaiters.push(resolve));
+    if (this.actions.polling) this.poll();
+    return p;
+  }
+
+  // ---- failures ----------------------------------------------------------------------------
+
+  /** `RpiHost.peerFailed`: fail what involves the peer and report it, unless finalizing. */
+  peerFailed(proc: Proc, reason: string): void {
+    if (this.finalizing || proc.mode & ProcMode.DEAD) return;
+    proc.mode |= ProcMode.DEAD;
+    const error = new MpiError(
+      ErrorClass.ERR_OTHER,
+      `lost the connection to ${proc.describe()}: ${reason}`,
+    );
+    this.verbose(0, error.message);
+    for (const req of this.active()) {
+      if (req.proc === proc) {
+        req.error = error;
+        this.complete(req);
+      }
+    }
+    this.onPeerFailed(proc, error);
+  }
+
+  // ---- checkpoint / restart quartet (DESIGN.md §4, App. C.2.16-19) -------------------------
+
+  private crUnsupported(phase: string): MpiError {
+    return new MpiError(
+      ErrorClass.ERR_OTHER,
+      `the rpi module "${this.moduleName}" does not support checkpoint/restart (no ${phase}); ` +
+        `select a checkpointable one, e.g. --ssi rpi crtcp`,
+    );
+  }
+
+  /** Whether the selected module implements the whole quartet. */
+  get canCheckpoint(): boolean {
+    const a = this.actions;
+    return !!(a.interrupt && a.checkpoint && a.continue && a.restart);
+  }
+
+  /** Closes the entry gate and interrupts the module: MPI calls from now on wait. */
+  async crInterrupt(): Promise<void> {
+    if (!this.canCheckpoint) throw this.crUnsupported('interrupt');
+    this.gate.close();
+    await this.actions.interrupt!();
+  }
+
+  /** The module readies itself for the checkpoint (drains the network). */
+  async crCheckpoint(): Promise<void> {
+    if (!this.actions.checkpoint) throw this.crUnsupported('checkpoint');
+    await this.actions.checkpoint();
+  }
+
+  /** The job continues after a checkpoint: the module resumes, the gate opens. */
+  async crContinue(): Promise<void> {
+    if (!this.actions.continue) throw this.crUnsupported('continue');
+    await this.actions.continue();
+    this.gate.reopen();
+  }
+
+  /** The job was restarted from a checkpoint: the module reconnects, the gate opens. */
+  async crRestart(): Promise<void> {
+    if (!this.actions.restart) throw this.crUnsupported('restart');
+    await this.actions.restart();
+    this.gate.reopen();
+  }
+}

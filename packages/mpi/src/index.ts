@@ -1,0 +1,127 @@
+/**
+ * @ssi/mpi: the MPI layer of SSI for Node. Application programs use `MPI` (init, the
+ * communicators, requests, statuses, constants); rpi module authors use the framework interface
+ * and the rpi base helpers exported below.
+ */
+import { Communicator } from './comm';
+import {
+  ANY_SOURCE,
+  ANY_TAG,
+  BSEND_OVERHEAD,
+  PROC_NULL,
+  THREAD_FUNNELED,
+  THREAD_MULTIPLE,
+  THREAD_SERIALIZED,
+  THREAD_SINGLE,
+  UNDEFINED,
+} from './constants';
+import { DataKind } from './data';
+import { ERRORS_ARE_FATAL, ERRORS_RETURN, Errhandler } from './errhandler';
+import { ErrorClass, MpiError } from './errors';
+import type { InitOptions } from './mpi';
+import { Mpi } from './mpi';
+import { PersistentRequest, Request } from './request';
+import { Status } from './status';
+import { wtick, wtime } from './wtime';
+
+/** The MPI API in one namespace, mpi4py-style: `const mpi = await MPI.init()`. */
+export const MPI = {
+  /** Initializes MPI (`MPI_Init_thread`); resolves with the `Mpi` instance. */
+  init: (options?: InitOptions): Promise<Mpi> => Mpi.init(options),
+  /** `MPI_Initialized`. */
+  initialized: (): boolean => Mpi.initialized(),
+  /** `MPI_Finalized`. */
+  finalized: (): boolean => Mpi.finalized(),
+  wtime,
+  wtick,
+  ANY_SOURCE,
+  ANY_TAG,
+  PROC_NULL,
+  UNDEFINED,
+  BSEND_OVERHEAD,
+  THREAD_SINGLE,
+  THREAD_FUNNELED,
+  THREAD_SERIALIZED,
+  THREAD_MULTIPLE,
+  ERRORS_ARE_FATAL,
+  ERRORS_RETURN,
+  Errhandler,
+  ErrorClass,
+  MpiError,
+  Request,
+  PersistentRequest,
+  Status,
+  Communicator,
+  DataKind,
+} as const;
+
+export type { CommHost } from './comm';
+export { Communicator } from './comm';
+export type { ThreadLevel } from './constants';
+export {
+  ANY_SOURCE,
+  ANY_TAG,
+  BSEND_OVERHEAD,
+  CID_SELF,
+  CID_WORLD,
+  DEFAULT_MAX_CID,
+  DEFAULT_MAX_TAG,
+  PROC_NULL,
+  THREAD_FUNNELED,
+  THREAD_MULTIPLE,
+  THREAD_SERIALIZED,
+  THREAD_SINGLE,
+  UNDEFINED,
+} from './constants';
+export type { BufferLike, DataKindValue } from './data';
+export {
+  allocMessage,
+  bytesOf,
+  DataKind,
+  decodeValue,
+  elementSize,
+  encodeValue,
+  kindName,
+  kindOf,
+} from './data';
+export { ERRORS_ARE_FATAL, ERRORS_RETURN, Errhandler } from './errhandler';
+export type { ErrorClassName, ErrorClassValue } from './errors';
+export { ErrorClass, errorClassName, isMpiError, MpiError } from './errors';
+export { EntryGate } from './gate';
+export type { Gps, JobRuntime, ProcessInfo } from './job-runtime';
+export { JOB_ENV, OOB_TAG_USER_BASE, OobTag } from './job-runtime';
+export type { InitOptions } from './mpi';
+export { Mpi } from './mpi';
+export { MPI_BASE_PARAMS, registerMpiParams } from './params';
+export { compareGps, Proc, ProcMode, sortProcs } from './proc';
+export type { RequestOp } from './request';
+export { PersistentRequest, Request } from './request';
+export type { Envelope } from './rpi/envelope';
+export {
+  ENVELOPE_BYTES,
+  Env,
+  EnvFlag,
+  KIND_SHIFT,
+  PROTOCOL_MASK,
+  readEnvelope,
+  writeEnvelope,
+} from './rpi/envelope';
+export type { RpiChoice } from './rpi/framework';
+export { RpiFramework } from './rpi/framework';
+export { deliverBytes, Matcher, matchStatus, QueueList, UnexpectedMessage } from './rpi/matching';
+export type { ReqStateValue, ReqTypeValue } from './rpi/request';
+export { ReqFlag, ReqMark, ReqState, ReqType, RpiRequest } from './rpi/request';
+export { SelfChannel } from './rpi/self';
+export type {
+  RpiActions,
+  RpiHost,
+  RpiLimits,
+  RpiModule,
+  RpiQueryAnswer,
+  RpiQueryContext,
+  RpiRuntime,
+} from './rpi/types';
+export { RPI_API_VERSION } from './rpi/types';
+export { runtimeFromEnvironment } from './runtime-from-env';
+export { Status } from './status';
+export { wtick, wtime } from './wtime';

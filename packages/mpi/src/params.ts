@@ -1,0 +1,38 @@
+import type { ParamRegistry } from '@ssi/core';
+import { registerVerboseParams } from '@ssi/core';
+
+/**
+ * The parameters of the MPI layer and of the rpi framework base (`mpi_base_*`, `rpi_base_*`),
+ * registered by `MPI.init` and by `laminfo` (which lists them without starting MPI).
+ */
+export const MPI_BASE_PARAMS = {
+  rpi_base_fast: {
+    type: 'boolean',
+    default: true,
+    help: 'Use the rpi module fast send/receive paths (Ch. 5.1.7) for blocking calls when no request is active',
+  },
+  mpi_base_init_timeout: {
+    type: 'int',
+    default: 60_000,
+    help: 'Milliseconds MPI.init waits for the GPS exchange and the rpi connection set-up before failing',
+  },
+  mpi_base_abort_on_unhandled: {
+    type: 'boolean',
+    default: true,
+    help: 'An unhandled rejection or uncaught exception in a rank aborts the whole job (instead of leaving the other ranks waiting)',
+  },
+} as const;
+
+export function registerMpiParams(params: ParamRegistry): void {
+  for (const [name, spec] of Object.entries(MPI_BASE_PARAMS)) {
+    if (!params.isRegistered(name)) {
+      params.register(
+        name,
+        { ...spec, type: spec.type, default: spec.default },
+        name.startsWith('rpi') ? 'rpi base' : 'mpi base',
+      );
+    }
+  }
+  if (!params.isRegistered('rpi_verbose')) registerVerboseParams(params, 'rpi');
+  if (!params.isRegistered('mpi_verbose')) registerVerboseParams(params, 'mpi');
+}

@@ -1,0 +1,155 @@
+/**
+ * The rpi framework interface (Ch. 5, App. C), type API 1.1.0: what an rpi module exports and
+ * what the MPI layer gives it. TypeScript rendering of `lam_ssi_rpi_1_1_0_t` (query + init) and
+ * `lam_ssi_rpi_actions_1_1_0_t` (everything else), with the semantics kept:
+ *
+ * - The MPI layer owns the process list, the requests and the active request list; the rpi
+ *   reads them and changes only the fields documented on `RpiRequest` and its own `rpi` hooks.
+ * - A request moves init → start → active → done (Fig. 5.2). The rpi tells the MPI layer that a
+ *   request reached done with `host.complete(req)`; the MPI layer removes it from the active
+ *   list and wakes whoever waits for it.
+ * - In Node progress is driven by I/O events: an event-driven rpi progresses requests from its
+ *   socket callbacks. `advance` exists for transports that must poll (shared-memory spin mode);
+ *   the MPI layer calls it while anything waits if the actions say `polling: true`.
+ * - No function blocks (they may return promises where noted), and an rpi module never calls
+ *   top-level MPI functions (C.2.1).
+ */
+import type { ParamRegistry, SsiModule } from '@ssi/core';
+import type { ThreadLevel } from '../constants';
+import type { JobRuntime } from '../job-runtime';
+import type { Proc } from '../proc';
+import type { RpiRequest } from './request';
+
+/** The rpi type-API version this MPI layer implements (equals `FRAMEWORKS.rpi.api` of core). */
+export const RPI_API_VERSION = '1.1.0';
+
+/** What `query` answers when the module can run (C.2.3). */
+export interface RpiQueryAnswer {
+  /** 0-100; the highest wins (a user-set `rpi_<name>_priority` overrides it). */
+  priority: number;
+  /** Lowest and highest MPI thread level the module supports (`THREAD_*`). */
+  threadMin: ThreadLevel;
+  threadMax: ThreadLevel;
+}
+
+/** What `query` may look at: the parameters and what is known of the job before the GPS exchange. */
+export interface RpiQueryContext {
+  params: ParamRegistry;
+  /** The thread level the program asked for. */
+  threadLevel: ThreadLevel;
+  /** Size of MPI_COMM_WORLD. */
+  size: number;
+  /** This process's node address. */
+  host: string;
+  verbose(level: number, message: string): void;
+}
+
+/**
+ * Limits of the MPI layer passed to `init` (C.2.4): the module may lower them (never raise),
+ * e.g. when it packs tags into a bit field.
+ */
+export interface RpiLimits {
+  maxTag: number;
+  maxCid: number;
+}
+
+/** The part of the job runtime an rpi module may use: identity, secret, out-of-band messages. */
+export type RpiRuntime = Pick<
+  JobRuntime,
+  'jobId' | 'secret' | 'rank' | 'size' | 'host' | 'oobSend' | 'oobRecv'
+>;
+
+/** Services the MPI layer provides to the selected module (App. C.1). */
+export interface RpiHost {
+  /** The whole process list, sorted the same way in every process. */
+  readonly procs: readonly Proc[];
+  /** This process's entry (`lam_myproc`). */
+  readonly myProc: Proc;
+  readonly runtime: RpiRuntime;
+  readonly params: ParamRegistry;
+  verbose(level: number, message: string): void;
+  /** The request reached the done state (status and error filled). */
+  complete(req: RpiRequest): void;
+  /** An unexpected message was queued: blocking probes look again. */
+  arrived(): void;
+  /**
+   * The connection to `proc` broke outside finalize. The MPI layer fails the requests that
+   * involve it and applies COMM_WORLD's error handler.
+   */
+  peerFailed(proc: Proc, reason: string): void;
+}
+
+/** The functions of the selected module (`lam_ssi_rpi_actions_1_1_0_t`). */
+export interface RpiActions {
+  /**
+   * Set up communication with new processes (C.2.5), in process-list order so that every
+   * process proceeds deadlock-free. Fails (rejects) rather than hangs when a peer is missing.
+   */
+  addprocs(procs: Proc[]): Promise<void>;
+  /**
+   * Stop using one process (`proc` given) or shut the module down (no argument; always called
+   * last, after all communication completed) (C.2.6).
+   */
+  finalize(proc?: Proc): Promise<void>;
+  /** Build the rpi part of a new request (C.2.7); once per persistent request. */
+  build(req: RpiRequest): void;
+  /**
+   * Make a request ready for progression (C.2.8); it is on the active list in the start state.
+   * May progress it further, up to done (sends to self, messages already arrived).
+   */
+  start(req: RpiRequest): void;
+  /**
+   * Progress active requests (C.2.9); true when any request changed state. `block` allows
+   * waiting for progress. Event-driven modules return false at once.
+   */
+  advance(block: boolean): boolean | Promise<boolean>;
+  /** Free the rpi part of a request (C.2.10). */
+  destroy(req: RpiRequest): void;
+  /** Non-blocking probe (C.2.11): fill the status fields and return true on a match. */
+  iprobe(req: RpiRequest): boolean;
+  /**
+   * The user cancelled `req` (its flags have `CANCEL`). If the module can still take the
+   * request back, it sets `req.cancelled` and completes it (now or later); otherwise the request
+   * completes normally. Not in LAM's table: LAM's advance polls the flag instead.
+   */
+  cancel(req: RpiRequest): void;
+  /**
+   * Fast blocking send (C.2.13), tried when the active list is empty and the destination is
+   * another process. `req` is filled but neither built nor started. Returns true when the send is
+   * complete (the caller may reuse the buffer); false when it did nothing at all.
+   */
+  fastsend?(req: RpiRequest): boolean;
+  /**
+   * Fast blocking receive (C.2.12), tried under the same conditions for a specific source.
+   * Returns true when a matching message had already arrived and was delivered into `req`
+   * (status filled); false when it changed nothing.
+   */
+  fastrecv?(req: RpiRequest): boolean;
+  /** Special memory for fast message passing (`MPI_Alloc_mem`, C.2.14). */
+  allocMem?(size: number): Uint8Array;
+  freeMem?(mem: Uint8Array): void;
+  /** Checkpoint/restart quartet (C.2.16-19); absent when the module cannot checkpoint. */
+  interrupt?(): Promise<void>;
+  checkpoint?(): Promise<void>;
+  continue?(): Promise<void>;
+  restart?(): Promise<void>;
+  /** The module must be polled with `advance` to make progress. */
+  readonly polling?: boolean;
+}
+
+/** An rpi module: the SSI meta data plus query and init (`lam_ssi_rpi_1_1_0_t`). */
+export interface RpiModule extends SsiModule {
+  type: 'rpi';
+  /**
+   * Can the module run in this process, and at what priority (C.2.3)? null or a reason string
+   * declines. Called in every process before the GPS exchange.
+   */
+  query(
+    ctx: RpiQueryContext,
+  ): RpiQueryAnswer | null | string | Promise<RpiQueryAnswer | null | string>;
+  /**
+   * Initialize the selected module with the initial process list (C.2.4); usually ends with
+   * `addprocs(procs)`. May lower `limits`.
+   */
+  init(procs: Proc[], limits: RpiLimits, host: RpiHost): Promise<RpiActions>;
+}

@@ -1,0 +1,165 @@
+import { connect, type Socket } from 'node:net';
+import { hostname } from 'node:os';
+import { ErrorClass, MpiError } from '../errors';
+import type { Gps, JobRuntime } from '../job-runtime';
+import { JOB_ENV } from '../job-runtime';
+import { readFrames, rendezvousProof, writeFrame } from './frames';
+
+function need(env: Record<string, string | undefined>, name: string): string {
+  const v = env[name];
+  if (v === undefined || v === '') {
+    throw new MpiError(
+      ErrorClass.ERR_OTHER,
+      `the test launcher did not set ${name}; start the program with launchJob() from @ssi/mpi/testing`,
+    );
+  }
+  return v;
+}
+
+function int(env: Record<string, string | undefined>, name: string): number {
+  const n = Number(need(env, name));
+  if (!Number.isInteger(n) || n < 0) {
+    throw new MpiError(
+      ErrorClass.ERR_OTHER,
+      `${name}="${env[name]}" is not a non-negative integer`,
+    );
+  }
+  return n;
+}
+
+/**
+ * The JobRuntime of a process started by the test launcher (`launchJob`): a connection to the
+ * launcher's rendezvous server, which plays mpirun's part (GPS exchange, OOB routing, abort).
+ * Test-only: the runtime `mpirun` gives (over the lamd client) replaces it.
+ */
+export async function connectTestRuntime(
+  env: Record<string, string | undefined> = process.env,
+): Promise<JobRuntime> {
+  const jobId = need(env, JOB_ENV.JOB_ID);
+  const rank = int(env, JOB_ENV.RANK);
+  const size = int(env, JOB_ENV.SIZE);
+  const node = env[JOB_ENV.NODE_ID] ? int(env, JOB_ENV.NODE_ID) : 0;
+  const host = env[JOB_ENV.HOST_ADDR] || '127.0.0.1';
+  const nodeName = env[JOB_ENV.NODE_NAME] || hostname();
+  const secret = Buffer.from(need(env, JOB_ENV.SECRET), 'hex');
+  if (env === process.env) delete process.env[JOB_ENV.SECRET];
+  const [rdvHost, rdvPort] = need(env, JOB_ENV.TEST_RENDEZVOUS).split(':');
+
+  const socket: Socket = connect({ host: rdvHost, port: Number(rdvPort) });
+  socket.setNoDelay(true);
+  const gathers = new Map<number, (values: unknown[]) => void>();
+  const mail = new Map<string, unknown[]>();
+  const mailWaiters = new Map<string, ((v: unknown) => void)[]>();
+  const deathCallbacks: ((rank: number, reason: string) => void)[] = [];
+  let round = 0;
+  let finishing = false;
+  let finAck: (() => void) | null = null;
+  let welcome: (() => void) | null = null;
+
+  readFrames(socket, (m) => {
+    switch (m.t) {
+      case 'welcome':
+        welcome?.();
+        break;
+      case 'gathered':
+        gathers.get(m.round as number)?.(m.values as unknown[]);
+        gathers.delete(m.round as number);
+        break;
+      case 'oob': {
+        const key = `${m.from}:${m.tag}`;
+        const waiter = mailWaiters.get(key)?.shift();
+        if (waiter) waiter(m.value);
+        else {
+          let box = mail.get(key);
+          if (!box) {
+            box = [];
+            mail.set(key, box);
+          }
+          box.push(m.value);
+        }
+        break;
+      }
+      case 'death':
+        for (const cb of deathCallbacks) cb(m.rank as number, m.reason as string);
+        break;
+      case 'finack':
+        finAck?.();
+        break;
+    }
+  });
+  socket.on('close', () => {
+    if (finishing) return;
+    // The launcher is gone: nobody will ever answer; do not linger.
+    process.stderr.write(`rank ${rank}: lost the connection to the test launcher; exiting\n`);
+    process.exit(1);
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new MpiError(ErrorClass.ERR_OTHER, 'no welcome from the test launcher in 20 s')),
+      20_000,
+    );
+    welcome = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+    socket.once('error', (err) => {
+      clearTimeout(timer);
+      reject(new MpiError(ErrorClass.ERR_OTHER, `cannot reach the test launcher: ${err.message}`));
+    });
+    writeFrame(socket, { t: 'hello', rank, proof: rendezvousProof(secret, jobId, rank) });
+  });
+
+  const gps: Gps = { node, pid: process.pid, index: rank, grank: rank };
+  return {
+    jobId,
+    secret,
+    rank,
+    size,
+    gps,
+    host,
+    nodeName,
+    allgather<T>(value: T): Promise<T[]> {
+      const r = ++round;
+      return new Promise<T[]>((resolve) => {
+        gathers.set(r, resolve as (v: unknown[]) => void);
+        writeFrame(socket, { t: 'gather', round: r, value });
+      });
+    },
+    async oobSend(to: number, tag: number, value: unknown): Promise<void> {
+      writeFrame(socket, { t: 'oob', to, tag, value });
+    },
+    oobRecv<T>(from: number, tag: number): Promise<T> {
+      const key = `${from}:${tag}`;
+      const box = mail.get(key);
+      if (box && box.length > 0) return Promise.resolve(box.shift() as T);
+      return new Promise<T>((resolve) => {
+        let waiters = mailWaiters.get(key);
+        if (!waiters) {
+          waiters = [];
+          mailWaiters.set(key, waiters);
+        }
+        waiters.push(resolve as (v: unknown) => void);
+      });
+    },
+    abort(code: number, message: string): Promise<never> {
+      finishing = true;
+      writeFrame(socket, { t: 'abort', code, message });
+      socket.end(() => process.exit(code || 1));
+      setTimeout(() => process.exit(code || 1), 2000).unref();
+      return new Promise<never>(() => {});
+    },
+    async finalize(): Promise<void> {
+      finishing = true;
+      await new Promise<void>((resolve) => {
+        finAck = resolve;
+        writeFrame(socket, { t: 'fin' });
+      });
+      socket.end();
+      socket.unref();
+    },
+    onPeerDeath(callback) {
+      deathCallbacks.push(callback);
+    },
+  };
+}

@@ -1,0 +1,492 @@
+import net from 'node:net';
+import type { Proc, RpiRequest, UnexpectedMessage } from '@ssi/mpi';
+import { ENVELOPE_BYTES, writeEnvelope } from '@ssi/mpi';
+import type { Hello } from './handshake';
+import {
+  checkProof,
+  checkResponse,
+  HELLO_BYTES,
+  makeHello,
+  makeProof,
+  makeResponse,
+  PROOF_BYTES,
+  parseHello,
+  RESPONSE_BYTES,
+} from './handshake';
+
+/** Read states of a connection. */
+const R_HELLO = 1; // acceptor: waiting for the connector's HELLO
+const R_PROOF = 2; // acceptor: waiting for the connector's PROOF
+const R_RESPONSE = 3; // connector: waiting for the acceptor's RESPONSE
+const R_HEADER = 4; // an envelope (possibly split over reads)
+const R_BODY = 5; // the payload of an eager message or rendezvous body
+const R_CLOSED = 6;
+
+const OUTBOX_BYTES = 64 * 1024;
+
+/** What a connection needs from the module that owns it. */
+export interface ConnectionOwner {
+  readonly jobId: string;
+  readonly secret: Uint8Array;
+  readonly myRank: number;
+  /** Shared read buffer for envelopes and short payloads. */
+  readonly staging: Buffer;
+  /** A prefix of `staging`: used while rendezvous bodies are expected, to keep their head small. */
+  readonly stagingSmall: Buffer;
+  /** Bodies with at least this many bytes left are read straight into their destination. */
+  readonly directMin: number;
+  /** An envelope arrived (fields in wire order). */
+  onEnvelope(
+    conn: Connection,
+    length: number,
+    tag: number,
+    flags: number,
+    rank: number,
+    cid: number,
+    seq: number,
+    sid: number,
+    rid: number,
+  ): void;
+  /** A body read into a posted receive is complete. */
+  bodyDone(conn: Connection, req: RpiRequest): void;
+  /** A body read into an unexpected message is complete. */
+  unexpectedDone(conn: Connection, msg: UnexpectedMessage): void;
+  /** A tracked write was flushed to the kernel. */
+  sendFlushed(req: RpiRequest): void;
+  /** The acceptor learned who connected: the process entry, or null if unknown/unwanted. */
+  acceptPeer(conn: Connection, hello: Hello): Proc | null;
+  /** The connection is authenticated and ready for MPI traffic. */
+  established(conn: Connection): void;
+  /** The connection failed its handshake or closed. */
+  closed(conn: Connection, reason: string): void;
+}
+
+/**
+ * One TCP connection of the full mesh: authentication, the envelope/body read state machine
+ * with reads straight into posted receive buffers, and writes that avoid allocation (small
+ * messages are copied into a per-connection outbox; large ones go out as header + payload in
+ * one writev, without a copy).
+ */
+export class Connection {
+  socket!: net.Socket;
+  proc: Proc | null = null;
+  /** Rendezvous bodies this side asked for (CTS sent) and not yet received. */
+  expectingSecond = 0;
+  /** Unexpected synchronous / rendezvous messages from this peer, by sender request id (cancel). */
+  readonly unexpectedBySid = new Map<number, UnexpectedMessage>();
+  readonly ready: Promise<void>;
+  closing = false;
+
+  private rstate: number;
+  private readonly hdr = Buffer.allocUnsafe(Math.max(ENVELOPE_BYTES, RESPONSE_BYTES, HELLO_BYTES));
+  private hdrFill = 0;
+  private target: Uint8Array | null = null;
+  private keep = 0;
+  private bodyLen = 0;
+  private bodyOff = 0;
+  private bodyReq: RpiRequest | null = null;
+  private bodyMsg: UnexpectedMessage | null = null;
+  private directRead = false;
+  /** The target the pending direct read was set up for (a redirect may change `target`). */
+  private directTarget: Uint8Array | null = null;
+
+  private outbox = Buffer.allocUnsafeSlow(OUTBOX_BYTES);
+  private outPos = 0;
+  private fqReq: (RpiRequest | null)[] = [];
+  private fqId: number[] = [];
+  private fqSeq: number[] = [];
+  private fqHead = 0;
+
+  private hello: Hello | null = null;
+  private nonce: Buffer | null = null;
+  private resolveReady!: () => void;
+  private rejectReady!: (err: Error) => void;
+  private failure = '';
+
+  private constructor(
+    private readonly owner: ConnectionOwner,
+    accepting: boolean,
+  ) {
+    this.rstate = accepting ? R_HELLO : R_RESPONSE;
+    this.ready = new Promise<void>((resolve, reject) => {
+      this.resolveReady = resolve;
+      this.rejectReady = reject;
+    });
+    this.ready.catch(() => {});
+  }
+
+  private readonly onread = {
+    buffer: (): Uint8Array => this.nextBuffer(),
+    callback: (nread: number, buf: Uint8Array): boolean => {
+      this.onRead(nread, buf as Buffer);
+      return true;
+    },
+  };
+
+  /** Connects to a peer's listener (the lower-indexed side of a pair connects). */
+  static connect(
+    owner: ConnectionOwner,
+    proc: Proc,
+    host: string,
+    port: number,
+    localAddress: string,
+    noDelay: boolean,
+  ): Connection {
+    const conn = new Connection(owner, false);
+    conn.proc = proc;
+    const socket = net.connect({ host, port, localAddress, noDelay, onread: conn.onread });
+    conn.attach(socket);
+    socket.once('connect', () => {
+      const { bytes, nonce } = makeHello(owner.jobId, owner.myRank, proc.gps.grank);
+      conn.nonce = nonce;
+      socket.write(bytes);
+    });
+    return conn;
+  }
+
+  /**
+   * Takes over a socket accepted by a server created with `pauseOnConnect` (nothing has been read
+   * from it), re-wrapping its handle so that reads go to our own buffers (`onread`).
+   */
+  static accept(owner: ConnectionOwner, accepted: net.Socket, noDelay: boolean): Connection {
+    const conn = new Connection(owner, true);
+    const raw = accepted as unknown as { _handle: unknown };
+    const handle = raw._handle;
+    raw._handle = null;
+    accepted.destroy();
+    const socket = new net.Socket({
+      handle,
+      readable: true,
+      writable: true,
+      onread: conn.onread,
+    } as net.SocketConstructorOpts);
+    socket.setNoDelay(noDelay);
+    conn.attach(socket);
+    socket.resume();
+    return conn;
+  }
+
+  private attach(socket: net.Socket): void {
+    this.socket = socket;
+    socket.on('error', (err) => {
+      this.failure = err.message;
+    });
+    socket.on('close', () => {
+      const reason = this.failure || 'connection closed';
+      const wasOpen = this.rstate !== R_CLOSED;
+      this.rstate = R_CLOSED;
+      this.rejectReady(new Error(reason));
+      if (wasOpen) this.owner.closed(this, reason);
+    });
+  }
+
+  /** Fails the handshake: closes the socket without reading anything more. */
+  private refuse(reason: string): void {
+    this.failure = reason;
+    this.rstate = R_CLOSED;
+    this.rejectReady(new Error(reason));
+    this.socket.destroy();
+    this.owner.closed(this, reason);
+  }
+
+  // ---- reading -----------------------------------------------------------------------------
+
+  private nextBuffer(): Uint8Array {
+    if (this.rstate === R_BODY && this.target !== null) {
+      const left = this.keep - this.bodyOff;
+      if (left >= this.owner.directMin) {
+        this.directRead = true;
+        this.directTarget = this.target;
+        return this.target.subarray(this.bodyOff, this.keep);
+      }
+    }
+    this.directRead = false;
+    return this.expectingSecond > 0 ? this.owner.stagingSmall : this.owner.staging;
+  }
+
+  private onRead(nread: number, buf: Buffer): void {
+    if (this.directRead) {
+      if (this.target !== this.directTarget && this.target !== null && this.bodyOff < this.keep) {
+        // The body was redirected to a receive after this read had been set up.
+        const k = Math.min(nread, this.keep - this.bodyOff);
+        this.target.set(buf.subarray(0, k), this.bodyOff);
+      }
+      this.bodyOff += nread;
+      if (this.bodyOff === this.bodyLen) this.finishBody();
+      return;
+    }
+    this.process(buf, nread);
+  }
+
+  /** Runs the state machine over `n` bytes of `buf` (a staging buffer). */
+  private process(buf: Buffer, n: number): void {
+    let off = 0;
+    while (off < n) {
+      const state = this.rstate;
+      if (state === R_HEADER) {
+        let src = buf;
+        let at = off;
+        if (this.hdrFill === 0 && n - off >= ENVELOPE_BYTES) {
+          off += ENVELOPE_BYTES;
+        } else {
+          const take = Math.min(ENVELOPE_BYTES - this.hdrFill, n - off);
+          buf.copy(this.hdr, this.hdrFill, off, off + take);
+          this.hdrFill += take;
+          off += take;
+          if (this.hdrFill < ENVELOPE_BYTES) return;
+          this.hdrFill = 0;
+          src = this.hdr;
+          at = 0;
+        }
+        this.owner.onEnvelope(
+          this,
+          src.readUInt32LE(at),
+          src.readInt32LE(at + 4),
+          src.readUInt32LE(at + 8),
+          src.readInt32LE(at + 12),
+          src.readUInt32LE(at + 16),
+          src.readUInt32LE(at + 20),
+          src.readUInt32LE(at + 24),
+          src.readUInt32LE(at + 28),
+        );
+      } else if (state === R_BODY) {
+        const want = this.bodyLen - this.bodyOff;
+        const take = want < n - off ? want : n - off;
+        if (this.target !== null && this.bodyOff < this.keep) {
+          const k = Math.min(take, this.keep - this.bodyOff);
+          buf.copy(this.target, this.bodyOff, off, off + k);
+        }
+        this.bodyOff += take;
+        off += take;
+        if (this.bodyOff === this.bodyLen) this.finishBody();
+      } else if (state === R_CLOSED) {
+        return;
+      } else {
+        off = this.handshake(buf, off, n);
+      }
+    }
+  }
+
+  /** Expects `length` body bytes; the first `keep` go into `target` (the rest are dropped). */
+  expectBody(
+    target: Uint8Array | null,
+    keep: number,
+    length: number,
+    req: RpiRequest | null,
+    msg: UnexpectedMessage | null,
+  ): void {
+    this.rstate = R_BODY;
+    this.target = target;
+    this.keep = target === null ? 0 : keep;
+    this.bodyLen = length;
+    this.bodyOff = 0;
+    this.bodyReq = req;
+    this.bodyMsg = msg;
+  }
+
+  /**
+   * A receive matched the unexpected message whose body is being read now: the rest of the body
+   * goes straight into the receive's buffer (what has arrived is copied once).
+   */
+  redirectBody(msg: UnexpectedMessage, req: RpiRequest, keep: number): boolean {
+    if (this.rstate !== R_BODY || this.bodyMsg !== msg || req.buf === null) return false;
+    const have = Math.min(this.bodyOff, keep);
+    if (have > 0) req.buf.set(msg.data!.subarray(0, have));
+    this.target = req.buf;
+    this.keep = keep;
+    this.bodyMsg = null;
+    this.bodyReq = req;
+    return true;
+  }
+
+  private finishBody(): void {
+    const req = this.bodyReq;
+    const msg = this.bodyMsg;
+    this.rstate = R_HEADER;
+    this.target = null;
+    this.bodyReq = null;
+    this.bodyMsg = null;
+    this.directRead = false;
+    this.directTarget = null;
+    if (req !== null) this.owner.bodyDone(this, req);
+    else if (msg !== null) {
+      msg.received = msg.length;
+      this.owner.unexpectedDone(this, msg);
+    }
+  }
+
+  private handshake(buf: Buffer, off: number, n: number): number {
+    const need =
+      this.rstate === R_HELLO
+        ? HELLO_BYTES
+        : this.rstate === R_PROOF
+          ? PROOF_BYTES
+          : RESPONSE_BYTES;
+    const take = Math.min(need - this.hdrFill, n - off);
+    buf.copy(this.hdr, this.hdrFill, off, off + take);
+    this.hdrFill += take;
+    off += take;
+    if (this.hdrFill < need) return off;
+    this.hdrFill = 0;
+    const bytes = this.hdr.subarray(0, need);
+    const o = this.owner;
+    if (this.rstate === R_HELLO) {
+      const hello = parseHello(bytes, o.jobId);
+      if (typeof hello === 'string') {
+        this.refuse(hello);
+        return n;
+      }
+      if (hello.to !== o.myRank) {
+        this.refuse(`the peer wanted rank ${hello.to}, this is rank ${o.myRank}`);
+        return n;
+      }
+      const proc = o.acceptPeer(this, hello);
+      if (!proc) {
+        this.refuse(`unexpected connection claiming to be rank ${hello.from}`);
+        return n;
+      }
+      this.proc = proc;
+      this.hello = hello;
+      const { bytes: response, nonce } = makeResponse(o.secret, o.jobId, hello);
+      this.nonce = nonce;
+      this.socket.write(response);
+      this.rstate = R_PROOF;
+    } else if (this.rstate === R_PROOF) {
+      if (!checkProof(Buffer.from(bytes), o.secret, o.jobId, this.nonce!, this.hello!)) {
+        this.refuse(`rank ${this.hello!.from} could not prove knowledge of the job secret`);
+        return n;
+      }
+      this.rstate = R_HEADER;
+      o.established(this);
+      this.resolveReady();
+    } else {
+      const peer = this.proc!.gps.grank;
+      const nonceA = checkResponse(bytes, o.secret, o.jobId, this.nonce!, o.myRank, peer);
+      if (typeof nonceA === 'string') {
+        this.refuse(`rank ${peer}: ${nonceA}`);
+        return n;
+      }
+      this.socket.write(makeProof(o.secret, o.jobId, nonceA, o.myRank, peer));
+      this.rstate = R_HEADER;
+      o.established(this);
+      this.resolveReady();
+    }
+    return off;
+  }
+
+  // ---- writing -----------------------------------------------------------------------------
+
+  /** Bytes queued in Node that have not reached the kernel yet. */
+  get queued(): number {
+    return this.socket.writableLength;
+  }
+
+  /**
+   * Writes an envelope and a small payload (copied into the outbox) as one write. After it
+   * returns the caller's payload may be reused.
+   */
+  writeSmall(
+    length: number,
+    tag: number,
+    flags: number,
+    rank: number,
+    cid: number,
+    seq: number,
+    sid: number,
+    rid: number,
+    payload: Uint8Array | null,
+  ): void {
+    const plen = payload === null ? 0 : payload.byteLength;
+    const total = ENVELOPE_BYTES + plen;
+    if (this.outPos + total > this.outbox.length) {
+      this.outbox = Buffer.allocUnsafeSlow(Math.max(OUTBOX_BYTES, total));
+      this.outPos = 0;
+    }
+    const start = this.outPos;
+    const out = this.outbox;
+    writeEnvelope(out, start, length, tag, flags, rank, cid, seq, sid, rid);
+    if (plen > 0) out.set(payload!, start + ENVELOPE_BYTES);
+    const end = start + total;
+    const socket = this.socket;
+    socket.write(out.subarray(start, end));
+    this.outPos = socket.writableLength === 0 ? 0 : end;
+  }
+
+  /**
+   * Writes an envelope followed by `payload` without copying it (one writev). `req` is told when
+   * the payload has reached the kernel (`sendFlushed`), at once if the write completed
+   * synchronously. Returns whether it did.
+   */
+  writeTracked(
+    req: RpiRequest,
+    length: number,
+    tag: number,
+    flags: number,
+    rank: number,
+    cid: number,
+    seq: number,
+    sid: number,
+    rid: number,
+    payload: Uint8Array,
+  ): boolean {
+    if (this.outPos + ENVELOPE_BYTES > this.outbox.length) {
+      this.outbox = Buffer.allocUnsafeSlow(OUTBOX_BYTES);
+      this.outPos = 0;
+    }
+    const start = this.outPos;
+    const out = this.outbox;
+    writeEnvelope(out, start, length, tag, flags, rank, cid, seq, sid, rid);
+    const socket = this.socket;
+    socket.cork();
+    socket.write(out.subarray(start, start + ENVELOPE_BYTES));
+    socket.write(payload, this.onFlushed);
+    socket.uncork();
+    if (socket.writableLength === 0) {
+      this.outPos = 0;
+      this.fqReq.push(null);
+      this.fqId.push(0);
+      this.fqSeq.push(0);
+      return true;
+    }
+    this.outPos = start + ENVELOPE_BYTES;
+    this.fqReq.push(req);
+    this.fqId.push(req.id);
+    this.fqSeq.push(req.seq);
+    return false;
+  }
+
+  private readonly onFlushed = (err?: Error | null): void => {
+    const i = this.fqHead++;
+    const req = this.fqReq[i]!;
+    const id = this.fqId[i]!;
+    const seq = this.fqSeq[i]!;
+    this.fqReq[i] = null;
+    if (this.fqHead === this.fqReq.length) {
+      this.fqReq.length = 0;
+      this.fqId.length = 0;
+      this.fqSeq.length = 0;
+      this.fqHead = 0;
+    }
+    if (err) return; // the close handler fails what is pending
+    // id and seq: the same send pass (persistent requests keep their id, pooled ones their seq).
+    if (req !== null && req.id === id && req.seq === seq) this.owner.sendFlushed(req);
+  };
+
+  /** Closes after everything queued has been written. */
+  close(): Promise<void> {
+    this.closing = true;
+    return new Promise<void>((resolve) => {
+      if (this.socket.destroyed) return resolve();
+      const timer = setTimeout(() => {
+        this.socket.destroy();
+        resolve();
+      }, 2000);
+      timer.unref();
+      this.socket.once('close', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+      this.socket.end();
+    });
+  }
+}

@@ -1,0 +1,598 @@
+import net from 'node:net';
+import type { Proc, RpiActions, RpiHost, RpiRequest } from '@ssi/mpi';
+import {
+  allocMessage,
+  deliverBytes,
+  EnvFlag,
+  ErrorClass,
+  KIND_SHIFT,
+  Matcher,
+  MpiError,
+  matchStatus,
+  OobTag,
+  PROTOCOL_MASK,
+  ProcMode,
+  ReqState,
+  ReqType,
+  SelfChannel,
+  UnexpectedMessage,
+} from '@ssi/mpi';
+import type { ConnectionOwner } from './connection';
+import { Connection } from './connection';
+import type { Hello } from './handshake';
+
+/** Settings of one tcp module instance, from its parameters. */
+export interface TcpSettings {
+  /** Messages up to this many bytes are sent eagerly; longer ones by rendezvous. */
+  short: number;
+  /** Payloads up to this many bytes are copied next to their envelope (one write, no tracking). */
+  copyLimit: number;
+  /** Size of the shared read buffer. */
+  readBuffer: number;
+  /** Read size while rendezvous bodies are expected (bounds the part of a body that is copied). */
+  smallRead: number;
+  /** Bodies with at least this many bytes left are read straight into the receive buffer. */
+  directMin: number;
+  noDelay: boolean;
+  /** Address to listen on; empty: the node address from the runtime. */
+  address: string;
+  connectTimeout: number;
+}
+
+/** Bits of `req.rpi` for sends that wait for the network or the receiver. */
+const S_FLUSHED = 1; // payload handed to the kernel
+const S_ACKED = 2; // receiver acknowledged (synchronous mode)
+const S_NEED_ACK = 4; // synchronous mode: completion needs the acknowledgement
+const S_CANCELING = 8; // a cancel request is on its way to the receiver
+
+/**
+ * The tcp rpi: a full mesh of authenticated sockets, eager sends up to `short` bytes, a
+ * rendezvous protocol above (request to send → clear to send → body), acknowledgements for
+ * synchronous mode, and cancellation of sends the receiver has not matched. Progress is driven
+ * entirely by socket events; nothing polls.
+ */
+export class TcpRpi implements RpiActions, ConnectionOwner {
+  readonly jobId: string;
+  readonly secret: Uint8Array;
+  readonly myRank: number;
+  readonly staging: Buffer;
+  readonly stagingSmall: Buffer;
+  readonly directMin: number;
+
+  private readonly matcher: Matcher;
+  private readonly self: SelfChannel;
+  private readonly conns = new Map<Proc, Connection>();
+  /** Sends waiting for a clear-to-send, a synchronous acknowledgement or a flush, by id. */
+  private readonly sends = new Map<number, RpiRequest>();
+  /** Receives that sent a clear-to-send and wait for the rendezvous body, by id. */
+  private readonly bodies = new Map<number, RpiRequest>();
+  private server: net.Server | null = null;
+  private finalizing = false;
+  private readonly waitingAccept = new Map<
+    number,
+    { proc: Proc; resolve: (c: Connection) => void }
+  >();
+
+  constructor(
+    private readonly host: RpiHost,
+    private readonly settings: TcpSettings,
+  ) {
+    this.jobId = host.runtime.jobId;
+    this.secret = host.runtime.secret;
+    this.myRank = host.myProc.gps.grank;
+    this.staging = Buffer.allocUnsafeSlow(Math.max(settings.readBuffer, 4096));
+    this.stagingSmall = this.staging.subarray(0, Math.min(settings.smallRead, this.staging.length));
+    this.directMin = settings.directMin;
+    this.matcher = new Matcher(() => host.arrived());
+    this.self = new SelfChannel(this.matcher, host, settings.short);
+  }
+
+  // ---- set-up (addprocs, C.2.5) --------------------------------------------------------------
+
+  /**
+   * Opens a socket to every new process, in process-list order: each process listens, sends its
+   * address to every process after it in the list (out-of-band), connects to every process
+   * before it, and accepts the rest. Nobody waits on a process later in the list before having
+   * sent its own address, so the set-up cannot deadlock; a missing peer fails with a timeout.
+   */
+  async addprocs(procs: Proc[]): Promise<void> {
+    const me = this.host.myProc;
+    const rt = this.host.runtime;
+    const address = this.settings.address || me.host || rt.host;
+    const server = this.server ?? (await this.listen(address));
+    this.server = server;
+    const port = (server.address() as net.AddressInfo).port;
+    const peers = [...procs].filter((p) => p !== me).sort((a, b) => a.listIndex - b.listIndex);
+    const later = peers.filter((p) => p.listIndex > me.listIndex);
+    const earlier = peers.filter((p) => p.listIndex < me.listIndex);
+
+    const accepted = later.map(
+      (proc) =>
+        new Promise<Connection>((resolve) => {
+          this.waitingAccept.set(proc.gps.grank, { proc, resolve });
+        }),
+    );
+    for (const proc of later) {
+      await rt.oobSend(proc.gps.grank, OobTag.RPI_SETUP, { host: address, port });
+    }
+    const timeout = this.settings.connectTimeout;
+    const deadline = (what: string) =>
+      new Promise<never>((_, reject) => {
+        const t = setTimeout(
+          () =>
+            reject(
+              new MpiError(
+                ErrorClass.ERR_OTHER,
+                `rpi tcp: timed out after ${timeout} ms waiting for ${what} (rpi_tcp_connect_timeout)`,
+              ),
+            ),
+          timeout,
+        );
+        t.unref();
+      });
+    for (const proc of earlier) {
+      const info = await Promise.race([
+        rt.oobRecv<{ host: string; port: number }>(proc.gps.grank, OobTag.RPI_SETUP),
+        deadline(`the address of ${proc.describe()}`),
+      ]);
+      const conn = Connection.connect(
+        this,
+        proc,
+        info.host,
+        info.port,
+        address,
+        this.settings.noDelay,
+      );
+      this.conns.set(proc, conn);
+      await Promise.race([
+        conn.ready.catch((err: Error) => {
+          throw new MpiError(
+            ErrorClass.ERR_OTHER,
+            `rpi tcp: cannot connect to ${proc.describe()} at ${info.host}:${info.port}: ${err.message}`,
+          );
+        }),
+        deadline(`the connection to ${proc.describe()}`),
+      ]);
+    }
+    const waiting = later.map((p) => p.describe()).join(', ');
+    await Promise.race([
+      Promise.all(accepted),
+      deadline(`connections from ${waiting || 'nobody'}`),
+    ]);
+    for (const p of peers) p.mode |= ProcMode.RPI_CONNECT;
+  }
+
+  private listen(address: string): Promise<net.Server> {
+    const server = net.createServer({ pauseOnConnect: true }, (socket) => {
+      Connection.accept(this, socket, this.settings.noDelay);
+    });
+    server.on('error', () => {});
+    return new Promise((resolve, reject) => {
+      server.once('error', (err) =>
+        reject(
+          new MpiError(
+            ErrorClass.ERR_OTHER,
+            `rpi tcp: cannot listen on ${address}: ${err.message}; set rpi_tcp_address`,
+          ),
+        ),
+      );
+      server.listen(0, address, () => resolve(server));
+    });
+  }
+
+  /** ConnectionOwner: who is this acceptor's peer? Only expected, not yet connected ranks. */
+  acceptPeer(_conn: Connection, hello: Hello): Proc | null {
+    const w = this.waitingAccept.get(hello.from);
+    return w ? w.proc : null;
+  }
+
+  established(conn: Connection): void {
+    const proc = conn.proc!;
+    const w = this.waitingAccept.get(proc.gps.grank);
+    if (w) {
+      this.waitingAccept.delete(proc.gps.grank);
+      this.conns.set(proc, conn);
+      w.resolve(conn);
+    }
+  }
+
+  closed(conn: Connection, reason: string): void {
+    const proc = conn.proc;
+    if (!proc || this.conns.get(proc) !== conn) return; // a refused or superseded connection
+    if (this.finalizing || conn.closing) return;
+    proc.mode &= ~ProcMode.RPI_CONNECT;
+    for (const [id, req] of this.sends) if (req.proc === proc) this.sends.delete(id);
+    for (const [id, req] of this.bodies) if (req.proc === proc) this.bodies.delete(id);
+    this.host.peerFailed(proc, reason);
+  }
+
+  // ---- request life cycle (C.2.7-2.10) ------------------------------------------------------
+
+  build(req: RpiRequest): void {
+    req.rpi = 0;
+  }
+
+  destroy(req: RpiRequest): void {
+    if (req.isSend) this.sends.delete(req.id);
+    else this.bodies.delete(req.id);
+    req.rpi = 0;
+  }
+
+  advance(): boolean {
+    return false;
+  }
+
+  start(req: RpiRequest): void {
+    req.rpi = 0;
+    if (req.type === ReqType.RECV) {
+      this.startRecv(req);
+      return;
+    }
+    const proc = req.proc!;
+    if (proc === this.host.myProc) {
+      this.self.send(req);
+      return;
+    }
+    const conn = this.conns.get(proc);
+    if (!conn || proc.mode & ProcMode.DEAD) {
+      req.error = new MpiError(
+        ErrorClass.ERR_OTHER,
+        `rpi tcp: no connection to ${proc.describe()} (lost or never established)`,
+      );
+      this.host.complete(req);
+      return;
+    }
+    const buf = req.buf!;
+    const len = buf.byteLength;
+    if (len > 0xffffffff) {
+      req.error = new MpiError(ErrorClass.ERR_COUNT, `message of ${len} bytes exceeds 4 GiB`);
+      this.host.complete(req);
+      return;
+    }
+    const kindBits = req.kind << KIND_SHIFT;
+    if (len > this.settings.short) {
+      // Rendezvous: request to send; the body follows the receiver's clear to send.
+      this.sends.set(req.id, req);
+      conn.writeSmall(
+        len,
+        req.tag,
+        EnvFlag.LONG | kindBits,
+        req.myRank,
+        req.cid,
+        req.seq,
+        req.id,
+        0,
+        null,
+      );
+      return;
+    }
+    const sync = req.type === ReqType.SSEND;
+    const flags = EnvFlag.SHORT | (sync ? EnvFlag.SSEND : 0) | kindBits;
+    if (len <= this.settings.copyLimit) {
+      conn.writeSmall(len, req.tag, flags, req.myRank, req.cid, req.seq, req.id, 0, buf);
+      if (!sync) {
+        this.host.complete(req);
+        return;
+      }
+      req.rpi = S_FLUSHED | S_NEED_ACK;
+      req.state = ReqState.ACTIVE;
+      this.sends.set(req.id, req);
+      return;
+    }
+    req.rpi = sync ? S_NEED_ACK : 0;
+    req.state = ReqState.ACTIVE;
+    this.sends.set(req.id, req);
+    if (conn.writeTracked(req, len, req.tag, flags, req.myRank, req.cid, req.seq, req.id, 0, buf)) {
+      this.sendFlushed(req);
+    }
+  }
+
+  /** ConnectionOwner: a tracked payload reached the kernel. */
+  sendFlushed(req: RpiRequest): void {
+    if (this.sends.get(req.id) !== req) return; // completed meanwhile (cancelled, failed)
+    const bits = (req.rpi as number) | S_FLUSHED;
+    req.rpi = bits;
+    if (bits & S_NEED_ACK && !(bits & S_ACKED)) return;
+    this.sends.delete(req.id);
+    this.host.complete(req);
+  }
+
+  private startRecv(req: RpiRequest): void {
+    const m = this.matcher.takeUnexpected(req);
+    if (m === null) {
+      this.matcher.post(req);
+      return;
+    }
+    this.receiveUnexpected(req, m);
+  }
+
+  /** A receive took an unexpected message. */
+  private receiveUnexpected(req: RpiRequest, m: UnexpectedMessage): void {
+    const proc = m.proc;
+    if (proc === this.host.myProc) {
+      this.self.receive(req, m);
+      return;
+    }
+    const conn = this.conns.get(proc)!;
+    const sid = m.extra as number;
+    if (m.flags & (EnvFlag.LONG | EnvFlag.SSEND)) conn.unexpectedBySid.delete(sid);
+    if (m.flags & EnvFlag.LONG) {
+      this.acceptLong(conn, req, m.rank, m.tag, m.length, m.kind, m.seq, sid);
+      return;
+    }
+    if (m.flags & EnvFlag.SSEND) {
+      conn.writeSmall(0, m.tag, EnvFlag.ACK, this.myRank, m.cid, m.seq, sid, req.id, null);
+    }
+    const keep = matchStatus(req, proc, m.rank, m.tag, m.length, m.kind, m.seq);
+    if (m.complete) {
+      deliverBytes(req, m.data!, true);
+      this.host.complete(req);
+      return;
+    }
+    // The payload is still arriving: redirect the rest into the receive buffer when it has one.
+    req.state = ReqState.ACTIVE;
+    if (req.buf === null) {
+      req.buf = m.data;
+      m.waiting = req;
+      return;
+    }
+    if (!conn.redirectBody(m, req, keep)) m.waiting = req;
+  }
+
+  /** Matched a rendezvous request: record the status and send the clear to send. */
+  private acceptLong(
+    conn: Connection,
+    req: RpiRequest,
+    rank: number,
+    tag: number,
+    length: number,
+    kind: number,
+    seq: number,
+    sid: number,
+  ): void {
+    matchStatus(req, conn.proc!, rank, tag, length, kind, seq);
+    if (req.buf === null) req.buf = allocMessage(length);
+    req.state = ReqState.ACTIVE;
+    this.bodies.set(req.id, req);
+    conn.expectingSecond++;
+    conn.writeSmall(
+      length,
+      tag,
+      EnvFlag.ACK | EnvFlag.LONG,
+      this.myRank,
+      req.cid,
+      seq,
+      sid,
+      req.id,
+      null,
+    );
+  }
+
+  // ---- incoming traffic -----------------------------------------------------------------------
+
+  onEnvelope(
+    conn: Connection,
+    length: number,
+    tag: number,
+    flags: number,
+    rank: number,
+    cid: number,
+    seq: number,
+    sid: number,
+    rid: number,
+  ): void {
+    const proto = flags & PROTOCOL_MASK;
+    const kind = flags >>> KIND_SHIFT;
+    const proc = conn.proc!;
+    if (proto & EnvFlag.SHORT) {
+      const req = this.matcher.takePosted(cid, rank, tag);
+      if (proto & EnvFlag.SSEND && req !== null) {
+        conn.writeSmall(0, tag, EnvFlag.ACK, this.myRank, cid, seq, sid, req.id, null);
+      }
+      if (req !== null) {
+        const keep = matchStatus(req, proc, rank, tag, length, kind, seq);
+        if (req.buf === null) req.buf = allocMessage(length);
+        if (length === 0) this.host.complete(req);
+        else {
+          req.state = ReqState.ACTIVE;
+          conn.expectBody(req.buf, keep, length, req, null);
+        }
+        return;
+      }
+      const m = new UnexpectedMessage(proc, cid, rank, tag, length, kind, seq, proto);
+      m.extra = sid;
+      m.data = allocMessage(length);
+      if (proto & EnvFlag.SSEND) conn.unexpectedBySid.set(sid, m);
+      if (length > 0) conn.expectBody(m.data, length, length, null, m);
+      this.matcher.addUnexpected(m);
+      return;
+    }
+    if (proto & EnvFlag.SECOND) {
+      const req = this.bodies.get(rid);
+      conn.expectingSecond--;
+      if (req === undefined) {
+        conn.expectBody(null, 0, length, null, null); // cancelled or failed meanwhile: drop
+        return;
+      }
+      this.bodies.delete(rid);
+      if (length === 0) this.host.complete(req);
+      else conn.expectBody(req.buf, req.stLength, length, req, null);
+      return;
+    }
+    if (proto & EnvFlag.CANCEL) {
+      this.onCancel(conn, proto, tag, cid, seq, sid);
+      return;
+    }
+    if (proto & EnvFlag.ACK) {
+      const req = this.sends.get(sid);
+      if (req === undefined) return;
+      if (proto & EnvFlag.LONG) {
+        // Clear to send: the body goes out now, straight from the user's buffer.
+        req.state = ReqState.ACTIVE;
+        req.rpi = (req.rpi as number) & ~S_CANCELING;
+        const buf = req.buf!;
+        if (
+          conn.writeTracked(
+            req,
+            buf.byteLength,
+            req.tag,
+            EnvFlag.SECOND | (req.kind << KIND_SHIFT),
+            req.myRank,
+            req.cid,
+            req.seq,
+            req.id,
+            rid,
+            buf,
+          )
+        ) {
+          this.sendFlushed(req);
+        }
+        return;
+      }
+      const bits = (req.rpi as number) | S_ACKED;
+      req.rpi = bits;
+      if (bits & S_FLUSHED) {
+        this.sends.delete(sid);
+        this.host.complete(req);
+      }
+      return;
+    }
+    if (proto & EnvFlag.LONG) {
+      const req = this.matcher.takePosted(cid, rank, tag);
+      if (req !== null) {
+        this.acceptLong(conn, req, rank, tag, length, kind, seq, sid);
+        return;
+      }
+      const m = new UnexpectedMessage(proc, cid, rank, tag, length, kind, seq, proto);
+      m.extra = sid;
+      conn.unexpectedBySid.set(sid, m);
+      this.matcher.addUnexpected(m);
+    }
+  }
+
+  bodyDone(_conn: Connection, req: RpiRequest): void {
+    this.host.complete(req);
+  }
+
+  unexpectedDone(_conn: Connection, m: UnexpectedMessage): void {
+    const req = m.waiting;
+    if (req === null) return;
+    m.waiting = null;
+    if (req.buf !== m.data) deliverBytes(req, m.data!, true);
+    this.host.complete(req);
+  }
+
+  // ---- probe, cancel, fast paths ------------------------------------------------------------
+
+  iprobe(req: RpiRequest): boolean {
+    const m = this.matcher.findUnexpected(req);
+    if (m === null) return false;
+    req.stSource = m.rank;
+    req.stTag = m.tag;
+    req.stLength = m.length;
+    req.stKind = m.kind;
+    return true;
+  }
+
+  cancel(req: RpiRequest): void {
+    if (req.type === ReqType.RECV) {
+      if (this.matcher.unpost(req)) {
+        req.cancelled = true;
+        this.host.complete(req);
+      }
+      return;
+    }
+    const proc = req.proc!;
+    if (proc === this.host.myProc) {
+      this.self.cancel(req);
+      return;
+    }
+    const bits = req.rpi as number;
+    const waitingReceiver =
+      this.sends.get(req.id) === req &&
+      ((req.state === ReqState.START && req.buf!.byteLength > this.settings.short) ||
+        (bits & S_NEED_ACK && !(bits & S_ACKED)));
+    if (!waitingReceiver || bits & S_CANCELING) return;
+    req.rpi = bits | S_CANCELING;
+    this.conns
+      .get(proc)
+      ?.writeSmall(0, req.tag, EnvFlag.CANCEL, req.myRank, req.cid, req.seq, req.id, 0, null);
+  }
+
+  private onCancel(
+    conn: Connection,
+    proto: number,
+    tag: number,
+    cid: number,
+    seq: number,
+    sid: number,
+  ) {
+    if (!(proto & EnvFlag.ACK)) {
+      // The sender asks to take message `sid` back: possible while no receive has matched it.
+      const m = conn.unexpectedBySid.get(sid);
+      const ok = m !== undefined && this.matcher.removeUnexpected(m);
+      if (ok) conn.unexpectedBySid.delete(sid);
+      const reply = EnvFlag.CANCEL | EnvFlag.ACK | (ok ? EnvFlag.CANCELLED : 0);
+      conn.writeSmall(0, tag, reply, this.myRank, cid, seq, sid, 0, null);
+      return;
+    }
+    const req = this.sends.get(sid);
+    if (req === undefined) return;
+    req.rpi = (req.rpi as number) & ~S_CANCELING;
+    if (proto & EnvFlag.CANCELLED) {
+      this.sends.delete(sid);
+      req.cancelled = true;
+      this.host.complete(req);
+    }
+  }
+
+  fastsend(req: RpiRequest): boolean {
+    const buf = req.buf!;
+    if (buf.byteLength > this.settings.copyLimit) return false;
+    const conn = this.conns.get(req.proc!);
+    if (conn === undefined || req.proc!.mode & ProcMode.DEAD) return false;
+    conn.writeSmall(
+      buf.byteLength,
+      req.tag,
+      EnvFlag.SHORT | (req.kind << KIND_SHIFT),
+      req.myRank,
+      req.cid,
+      req.seq,
+      0,
+      0,
+      buf,
+    );
+    return true;
+  }
+
+  fastrecv(req: RpiRequest): boolean {
+    if (this.matcher.unexpectedCount === 0) return false;
+    const m = this.matcher.findUnexpected(req);
+    if (m === null || !m.complete || m.flags & EnvFlag.LONG) return false;
+    this.matcher.removeUnexpected(m);
+    const conn = this.conns.get(m.proc)!;
+    if (m.flags & EnvFlag.SSEND) {
+      conn.unexpectedBySid.delete(m.extra as number);
+      conn.writeSmall(0, m.tag, EnvFlag.ACK, this.myRank, m.cid, m.seq, m.extra as number, 0, null);
+    }
+    matchStatus(req, m.proc, m.rank, m.tag, m.length, m.kind, m.seq);
+    deliverBytes(req, m.data!, true);
+    return true;
+  }
+
+  // ---- shutdown (C.2.6) --------------------------------------------------------------------
+
+  async finalize(proc?: Proc): Promise<void> {
+    if (proc) {
+      const conn = this.conns.get(proc);
+      this.conns.delete(proc);
+      if (conn) await conn.close();
+      return;
+    }
+    this.finalizing = true;
+    this.server?.close();
+    this.server = null;
+    await Promise.all([...this.conns.values()].map((c) => c.close()));
+    this.conns.clear();
+  }
+}
