@@ -40,7 +40,11 @@ async function shmEcho(a: Record<string, unknown>): Promise<number> {
     timeoutMs: 10_000,
     buffer: a.buffer as 'ab' | 'sab',
   });
-  const ep = new ShmEndpoint(seg, { spinUs: a.spinUs as number, chunkSize: a.chunkSize as number });
+  const ep = new ShmEndpoint(seg, {
+    spinUs: a.spinUs as number,
+    helperSpinUs: a.helperSpinUs as number | undefined,
+    chunkSize: a.chunkSize as number,
+  });
   const rbuf = new Uint8Array(a.maxSize as number);
   console.log('READY');
   for (;;) {

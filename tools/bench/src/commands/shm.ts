@@ -26,6 +26,8 @@ options:
   --lat-sizes LIST    latency sizes (default 8,1k)
   --bw-sizes LIST     bandwidth sizes (default 64k,256k,1m,4m,16m)
   --spin-us N         spin time of the spin mode, microseconds (default 100)
+  --helper-spin-us N  blocking mode: the helper thread spins this long before FUTEX_WAIT
+                      (default: the endpoint's default)
   --chunk SIZE        pool chunk size (default 256k)
   --pool SIZE         pool size (default 16m)
   --only LIST         run only some of: spin,block,sab,tcp (default all)
@@ -86,7 +88,14 @@ let jobCounter = 0;
 
 async function shmPingPong(
   mode: 'spin' | 'block',
-  o: { spinUs: number; chunk: number; pool: number; maxSize: number; buffer: 'ab' | 'sab' },
+  o: {
+    spinUs: number;
+    helperSpinUs: number | undefined;
+    chunk: number;
+    pool: number;
+    maxSize: number;
+    buffer: 'ab' | 'sab';
+  },
 ): Promise<PingPong> {
   const job = `bench-${process.pid}-${jobCounter++}`;
   const seg = ShmSegment.create({
@@ -98,16 +107,18 @@ async function shmPingPong(
     buffer: o.buffer,
   });
   const spinUs = mode === 'spin' ? o.spinUs : 0;
+  const helperSpinUs = mode === 'block' ? o.helperSpinUs : undefined;
   const child = spawnPeer('shm', {
     name: seg.name,
     job,
     spinUs,
+    helperSpinUs,
     chunkSize: o.chunk,
     maxSize: o.maxSize,
     buffer: o.buffer,
   });
   await line(child, 'READY');
-  const ep = new ShmEndpoint(seg, { spinUs, chunkSize: o.chunk });
+  const ep = new ShmEndpoint(seg, { spinUs, helperSpinUs, chunkSize: o.chunk });
   return {
     async round(buf, rbuf) {
       await ep.send(1, buf);
@@ -280,6 +291,7 @@ export const shmCommand: BenchCommand = {
       'lat-sizes',
       'bw-sizes',
       'spin-us',
+      'helper-spin-us',
       'chunk',
       'pool',
       'only',
@@ -300,6 +312,7 @@ export const shmCommand: BenchCommand = {
     const only = o.string('only', 'spin,block,sab,tcp').split(',');
     const params = {
       spinUs: o.number('spin-us', 100),
+      helperSpinUs: o.has('helper-spin-us') ? o.number('helper-spin-us', 0) : undefined,
       chunk: o.number('chunk', 256 * 1024),
       pool: o.number('pool', 16 * 1024 ** 2),
       maxSize: Math.max(...latSizes, ...bwSizes),
