@@ -427,6 +427,7 @@ export class Communicator {
       if (engine.gate.open) r.begin();
       else {
         // The request is active from the caller's point of view; the rpi sees it later.
+        r.pend();
         engine.gate.defer(() => {
           try {
             r.begin();

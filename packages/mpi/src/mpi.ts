@@ -124,7 +124,6 @@ export class Mpi implements CommHost {
     const runtime = options.runtime ?? (await runtimeFromEnvironment(options.env));
     const mpi = new Mpi(runtime);
     current = mpi;
-    mpi.installProcessHandlers();
     try {
       await mpi.start(options);
     } catch (err) {
@@ -165,6 +164,7 @@ export class Mpi implements CommHost {
     });
     this.params = ctx.params;
     registerMpiParams(ctx.params);
+    if (ctx.params.get<boolean>('mpi_base_abort_on_unhandled')) this.installProcessHandlers();
     const write = (line: string) => process.stderr.write(`[rank ${runtime.rank}] ${line}\n`);
     this.verbose = createVerboseStream(ctx.params, 'mpi', write);
     for (const p of ctx.discovery.problems) this.verbose.log(0, `warning: ${p.message}`);
@@ -294,14 +294,9 @@ export class Mpi implements CommHost {
   private installProcessHandlers(): void {
     const rank = this.runtime.rank;
     const onRejection = (reason: unknown) => {
-      if (!this.abortOnUnhandled()) throw reason;
       void this.abortJob(1, `rank ${rank}: unhandled rejection: ${describeError(reason)}`);
     };
     const onException = (err: unknown) => {
-      if (!this.abortOnUnhandled()) {
-        process.stderr.write(`${describeError(err)}\n`);
-        process.exit(1);
-      }
       void this.abortJob(1, `rank ${rank}: uncaught exception: ${describeError(err)}`);
     };
     const onExit = (code: number) => {
@@ -321,14 +316,6 @@ export class Mpi implements CommHost {
       process.off('uncaughtException', onException);
       process.off('exit', onExit);
     });
-  }
-
-  private abortOnUnhandled(): boolean {
-    try {
-      return this.params ? this.params.get<boolean>('mpi_base_abort_on_unhandled') : true;
-    } catch {
-      return true;
-    }
   }
 
   // ---- environment queries -----------------------------------------------------------------

@@ -50,6 +50,14 @@ export class Request<T = Status> {
     readonly persistent = false,
   ) {}
 
+  /**
+   * @internal Started while the entry gate is closed: active for the caller (test() says not
+   * done, wait() waits) although the rpi sees it only when `begin` runs at the gate's reopening.
+   */
+  pend(): void {
+    this.phase = 'active';
+  }
+
   /** @internal Starts one pass. */
   begin(): void {
     this.phase = 'active';

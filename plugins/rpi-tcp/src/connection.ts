@@ -24,6 +24,16 @@ const R_CLOSED = 6;
 
 const OUTBOX_BYTES = 64 * 1024;
 
+/** How body bytes reached their destination (for tests, tuning and `rpi_verbose`). */
+export interface ReadStats {
+  /** Read by the kernel straight into a receive buffer (or an unexpected message's memory). */
+  direct: number;
+  /** Copied from the read buffer into a posted receive's buffer. */
+  copiedPosted: number;
+  /** Copied from the read buffer into memory of an unexpected message. */
+  copiedUnexpected: number;
+}
+
 /** What a connection needs from the module that owns it. */
 export interface ConnectionOwner {
   readonly jobId: string;
@@ -35,6 +45,8 @@ export interface ConnectionOwner {
   readonly stagingSmall: Buffer;
   /** Bodies with at least this many bytes left are read straight into their destination. */
   readonly directMin: number;
+  /** Byte counters: how message bodies were read. */
+  readonly stats: ReadStats;
   /** An envelope arrived (fields in wire order). */
   onEnvelope(
     conn: Connection,
@@ -212,6 +224,7 @@ export class Connection {
         this.target.set(buf.subarray(0, k), this.bodyOff);
       }
       this.bodyOff += nread;
+      this.owner.stats.direct += nread;
       if (this.bodyOff === this.bodyLen) this.finishBody();
       return;
     }
@@ -255,6 +268,8 @@ export class Connection {
         if (this.target !== null && this.bodyOff < this.keep) {
           const k = Math.min(take, this.keep - this.bodyOff);
           buf.copy(this.target, this.bodyOff, off, off + k);
+          if (this.bodyReq !== null) this.owner.stats.copiedPosted += k;
+          else this.owner.stats.copiedUnexpected += k;
         }
         this.bodyOff += take;
         off += take;

@@ -17,7 +17,7 @@ import {
   SelfChannel,
   UnexpectedMessage,
 } from '@ssi/mpi';
-import type { ConnectionOwner } from './connection';
+import type { ConnectionOwner, ReadStats } from './connection';
 import { Connection } from './connection';
 import type { Hello } from './handshake';
 
@@ -58,6 +58,7 @@ export class TcpRpi implements RpiActions, ConnectionOwner {
   readonly staging: Buffer;
   readonly stagingSmall: Buffer;
   readonly directMin: number;
+  readonly stats: ReadStats = { direct: 0, copiedPosted: 0, copiedUnexpected: 0 };
 
   private readonly matcher: Matcher;
   private readonly self: SelfChannel;
@@ -102,6 +103,7 @@ export class TcpRpi implements RpiActions, ConnectionOwner {
     const server = this.server ?? (await this.listen(address));
     this.server = server;
     const port = (server.address() as net.AddressInfo).port;
+    this.host.verbose(10, `tcp: rank ${this.myRank} listening on ${address}:${port}`);
     const peers = [...procs].filter((p) => p !== me).sort((a, b) => a.listIndex - b.listIndex);
     const later = peers.filter((p) => p.listIndex > me.listIndex);
     const earlier = peers.filter((p) => p.listIndex < me.listIndex);
@@ -160,6 +162,10 @@ export class TcpRpi implements RpiActions, ConnectionOwner {
       deadline(`connections from ${waiting || 'nobody'}`),
     ]);
     for (const p of peers) p.mode |= ProcMode.RPI_CONNECT;
+    // Everyone expected is connected: stop listening until the next addprocs.
+    this.server = null;
+    server.close();
+    this.host.verbose(10, `tcp: rank ${this.myRank} connected to ${peers.length} peers`);
   }
 
   private listen(address: string): Promise<net.Server> {
@@ -592,6 +598,12 @@ export class TcpRpi implements RpiActions, ConnectionOwner {
     this.finalizing = true;
     this.server?.close();
     this.server = null;
+    const s = this.stats;
+    this.host.verbose(
+      10,
+      `tcp: rank ${this.myRank} body bytes read directly ${s.direct}, copied into posted receives ` +
+        `${s.copiedPosted}, into unexpected messages ${s.copiedUnexpected}`,
+    );
     await Promise.all([...this.conns.values()].map((c) => c.close()));
     this.conns.clear();
   }

@@ -1,5 +1,13 @@
 import { spawnSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -44,22 +52,24 @@ function pack(dir: string): string {
   return join(out, tarball);
 }
 
-/** A fresh project depending on the packed @ssi/cli (and @ssi/core through it) plus `extra`. */
+/**
+ * A fresh project depending on the packed @ssi/cli and the packed framework packages it needs
+ * (@ssi/core, @ssi/lam, ...: none of them is on the registry) plus `extra`.
+ */
 function freshProject(name: string, extra: Record<string, string>): string {
   const dir = join(work, name);
   mkdirSync(dir, { recursive: true });
+  const ours = Object.fromEntries(
+    Object.entries(tarballs).map(([pkg, file]) => [pkg, `file:${file}`]),
+  );
   writeFileSync(
     join(dir, 'package.json'),
     JSON.stringify({
       name,
       private: true,
       // @ssi/core directly too: it satisfies the plugins' peerDependency without a registry.
-      dependencies: {
-        '@ssi/cli': `file:${tarballs.cli}`,
-        '@ssi/core': `file:${tarballs.core}`,
-        ...extra,
-      },
-      pnpm: { overrides: { '@ssi/core': `file:${tarballs.core}` } },
+      dependencies: { ...ours, ...extra },
+      pnpm: { overrides: ours },
     }),
   );
   mustRun('pnpm', ['install', '--prefer-offline', '--config.auto-install-peers=false'], dir);
@@ -69,11 +79,27 @@ function freshProject(name: string, extra: Record<string, string>): string {
 const laminfo = (project: string, args: string[], env: Record<string, string> = {}) =>
   run(join(project, 'node_modules', '.bin', 'laminfo'), args, project, env);
 
-const tarballs = { core: '', cli: '' };
+/** Tarballs by package name: @ssi/cli and every workspace package it depends on. */
+const tarballs: Record<string, string> = {};
+
+/** The workspace packages @ssi/cli depends on, transitively, with their directories. */
+function cliAndItsWorkspaceDeps(): Map<string, string> {
+  const dirs = new Map<string, string>();
+  const visit = (name: string) => {
+    if (dirs.has(name)) return;
+    const dir = join(repo, 'packages', name.replace('@ssi/', ''));
+    dirs.set(name, dir);
+    const json = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+    for (const [dep, spec] of Object.entries<string>(json.dependencies ?? {})) {
+      if (spec.startsWith('workspace:')) visit(dep);
+    }
+  };
+  visit('@ssi/cli');
+  return dirs;
+}
 
 beforeAll(() => {
-  tarballs.core = pack(join(repo, 'packages', 'core'));
-  tarballs.cli = pack(join(repo, 'packages', 'cli'));
+  for (const [name, dir] of cliAndItsWorkspaceDeps()) tarballs[name] = pack(dir);
 });
 
 afterAll(() => rmSync(work, { recursive: true, force: true }));

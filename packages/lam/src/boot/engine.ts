@@ -183,7 +183,9 @@ async function broadcastUniverse(
 
 async function abandonStarted(nodes: BootNode[], ctx: BootContext, reason: string): Promise<void> {
   const called = nodes.filter((n) => n.port !== undefined && n.pid !== undefined);
-  await Promise.all(called.map((n) => abandonLamd(n, ctx.secret, reason, 5000).catch(() => {})));
+  await Promise.all(
+    called.map((n) => abandonLamd(n, ctx.secret, reason, ctx.timeoutMs).catch(() => {})),
+  );
 }
 
 async function haltByTcp(node: BootNode, ctx: BootContext): Promise<void> {

@@ -221,11 +221,14 @@ export async function abandonLamd(
     { host: node.address, port: node.port! },
     { secret, timeoutMs, what: `the lamd of ${describeBootNode(node)}` },
   );
+  // The lamd closes the connection once it has stopped and removed its session directory.
   conn.send({ t: 'nak', error: reason });
   await new Promise<void>((resolve) => {
     conn.once('close', () => resolve());
-    conn.end();
-    setTimeout(resolve, timeoutMs).unref();
+    setTimeout(() => {
+      conn.close('gave up waiting');
+      resolve();
+    }, timeoutMs).unref();
   });
 }
 

@@ -158,10 +158,12 @@ export class Lamd {
       if (killed > 0) this.log.info(`stopped ${killed} process(es)`);
       await this.links.flush(lamSeconds(this.params, 'lam_connect_timeout'));
       this.links.closeAll();
+      // The directory goes before the connections: whoever waits for this lamd (lamhalt, an
+      // abandoned lamboot) sees its connection close only once the session is gone.
+      removeSessionDir(this.sessionDir);
       for (const c of this.connections) c.end();
       await new Promise((r) => setTimeout(r, 100)); // let the last answers drain
       for (const c of this.connections) c.close('lamd stopped');
-      removeSessionDir(this.sessionDir);
       this.finish(exitCode);
     })();
     return this.stopping;
@@ -267,7 +269,11 @@ export class Lamd {
       this.clients.delete(conn.peer.proc as number);
       this.log.debug(`client ${conn.peer.proc} (${conn.peer.name}) left: ${reason}`);
     } else if (kind === 'peer') {
-      this.nodeLost(conn.peer.node as number, reason ?? 'closed');
+      const node = conn.peer.node as number;
+      const stillLinked = [...this.connections].some(
+        (c) => c.peer.kind === 'peer' && c.peer.node === node,
+      );
+      if (!stillLinked) this.nodeLost(node, reason ?? 'closed');
     } else if (this.state !== 'stopping' && !conn.peer.done) {
       // Failed handshakes, garbage and protocol errors: dropped, logged, nobody else affected.
       this.log.warn(`dropped ${conn.label}: ${reason}`);
@@ -314,8 +320,8 @@ export class Lamd {
         return;
       case 'nak':
         if (this.state === 'booting') {
+          // The connection stays open until the shutdown is complete: lamboot waits for that.
           conn.peer.done = true;
-          conn.end();
           void this.shutdown(`lamboot abandoned the boot: ${m.error}`, 1);
           return;
         }
