@@ -1,12 +1,13 @@
 import { ErrorClass, MpiError } from './errors';
 import type { JobRuntime } from './job-runtime';
 import { JOB_ENV } from './job-runtime';
+import { HUB_ENV } from './launch/hub-protocol';
 
 /**
  * The runtime a process started by a launcher uses, found from its environment:
  *
  * - `SSI_TEST_RENDEZVOUS` set: the test launcher of `@ssi/mpi/testing`.
- * - otherwise: the lamd client runtime of `mpirun` (not built yet; see docs/runtime-seam.md).
+ * - `SSI_JOB_HUB` set: started by `mpirun` through the lamds.
  */
 export async function runtimeFromEnvironment(
   env: Record<string, string | undefined> = process.env,
@@ -14,6 +15,10 @@ export async function runtimeFromEnvironment(
   if (env[JOB_ENV.TEST_RENDEZVOUS]) {
     const { connectTestRuntime } = await import('./testing/test-runtime');
     return connectTestRuntime(env);
+  }
+  if (env[HUB_ENV.HUB]) {
+    const { connectLamRuntime } = await import('./launch/lam-runtime');
+    return connectLamRuntime(env);
   }
   throw new MpiError(
     ErrorClass.ERR_OTHER,

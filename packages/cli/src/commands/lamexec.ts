@@ -59,15 +59,18 @@ function commandStart(argv: string[]): number {
 
 /** Starts every copy; if one cannot start, the others are stopped and the error is thrown. */
 async function startAll(client: LamClient, nodes: UniverseNode[], argv: string[]) {
+  // Listeners go on in the continuation of each spawn: a RemoteProcess replays the output that
+  // raced ahead of its spawn answer only until then.
   const settled = await Promise.allSettled(
-    nodes.map((n) => client.spawn(n.id, { argv, cwd: process.cwd() })),
+    nodes.map(async (n) => {
+      const p = await client.spawn(n.id, { argv, cwd: process.cwd() });
+      p.on('stdout', (d: Buffer) => process.stdout.write(d));
+      p.on('stderr', (d: Buffer) => process.stderr.write(d));
+      return p;
+    }),
   );
   const procs = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
   const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
-  for (const p of procs) {
-    p.on('stdout', (d: Buffer) => process.stdout.write(d));
-    p.on('stderr', (d: Buffer) => process.stderr.write(d));
-  }
   if (failed) {
     await Promise.allSettled(procs.map((p) => p.kill('SIGKILL')));
     throw failed.reason;

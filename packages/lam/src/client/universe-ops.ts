@@ -43,7 +43,9 @@ export async function haltUniverse(client: LamClient, timeoutMs = 30_000): Promi
     (n) => client.request(n.id, 'halt', null),
   );
   const deadline = Date.now() + timeoutMs;
-  await Promise.race([closed, sleep(timeoutMs)]);
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([closed, new Promise((r) => (timer = setTimeout(r, timeoutMs)))]);
+  clearTimeout(timer); // a pending timer would keep the caller's process alive for timeoutMs
   while (client.sessionDir && existsSync(client.sessionDir) && Date.now() < deadline)
     await sleep(25);
   if (client.sessionDir && existsSync(client.sessionDir)) {

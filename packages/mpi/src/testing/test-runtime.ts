@@ -1,31 +1,9 @@
 import { connect, type Socket } from 'node:net';
-import { hostname } from 'node:os';
 import { ErrorClass, MpiError } from '../errors';
 import type { Gps, JobRuntime } from '../job-runtime';
 import { JOB_ENV } from '../job-runtime';
+import { readJobEnvironment } from '../launch/job-env';
 import { readFrames, rendezvousProof, writeFrame } from './frames';
-
-function need(env: Record<string, string | undefined>, name: string): string {
-  const v = env[name];
-  if (v === undefined || v === '') {
-    throw new MpiError(
-      ErrorClass.ERR_OTHER,
-      `the test launcher did not set ${name}; start the program with launchJob() from @ssi/mpi/testing`,
-    );
-  }
-  return v;
-}
-
-function int(env: Record<string, string | undefined>, name: string): number {
-  const n = Number(need(env, name));
-  if (!Number.isInteger(n) || n < 0) {
-    throw new MpiError(
-      ErrorClass.ERR_OTHER,
-      `${name}="${env[name]}" is not a non-negative integer`,
-    );
-  }
-  return n;
-}
 
 /**
  * The JobRuntime of a process started by the test launcher (`launchJob`): a connection to the
@@ -35,15 +13,12 @@ function int(env: Record<string, string | undefined>, name: string): number {
 export async function connectTestRuntime(
   env: Record<string, string | undefined> = process.env,
 ): Promise<JobRuntime> {
-  const jobId = need(env, JOB_ENV.JOB_ID);
-  const rank = int(env, JOB_ENV.RANK);
-  const size = int(env, JOB_ENV.SIZE);
-  const node = env[JOB_ENV.NODE_ID] ? int(env, JOB_ENV.NODE_ID) : 0;
-  const host = env[JOB_ENV.HOST_ADDR] || '127.0.0.1';
-  const nodeName = env[JOB_ENV.NODE_NAME] || hostname();
-  const secret = Buffer.from(need(env, JOB_ENV.SECRET), 'hex');
-  if (env === process.env) delete process.env[JOB_ENV.SECRET];
-  const [rdvHost, rdvPort] = need(env, JOB_ENV.TEST_RENDEZVOUS).split(':');
+  const { jobId, rank, size, node, host, nodeName, secret } = readJobEnvironment(
+    env,
+    'the test launcher (launchJob from @ssi/mpi/testing)',
+  );
+  const rendezvous = env[JOB_ENV.TEST_RENDEZVOUS] ?? '';
+  const [rdvHost, rdvPort] = rendezvous.split(':');
 
   const socket: Socket = connect({ host: rdvHost, port: Number(rdvPort) });
   socket.setNoDelay(true);

@@ -1,0 +1,177 @@
+import { randomBytes } from 'node:crypto';
+import { constants } from 'node:os';
+import type { ExitStatus, LamClient, RemoteProcess } from '@ssi/lam';
+import { type AbortMsg, formatAddress, HUB_ENV, JOB_ENV, JobHub } from '@ssi/mpi';
+import { LineForwarder } from './output';
+import type { Placement } from './placement';
+import { commandFor } from './program-command';
+
+export interface JobOptions {
+  /** `LAM_MPI_SSI_*` for every rank: mpirun's --ssi settings. */
+  ssiEnv: Record<string, string>;
+  noWait: boolean;
+  prefix: boolean;
+  verbose: boolean;
+  say: (line: string) => void;
+}
+
+interface Rank {
+  placement: Placement;
+  proc?: RemoteProcess;
+  status?: ExitStatus;
+  out: LineForwarder;
+  err: LineForwarder;
+}
+
+/** Exit status of a process that died of `signal`, as a shell reports it. */
+function signalStatus(signal: string): number {
+  return 128 + (constants.signals[signal as NodeJS.Signals] ?? 0);
+}
+
+function exportedEnv(names: readonly string[]): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const name of names) {
+    const eq = name.indexOf('=');
+    if (eq > 0) env[name.slice(0, eq)] = name.slice(eq + 1);
+    else if (process.env[name] !== undefined) env[name] = process.env[name]!;
+  }
+  return env;
+}
+
+/**
+ * Starts every rank through the lamds and sees the job through: the hub answers the ranks' MPI
+ * start-up, output is forwarded rank-prefixed, and the first rank that fails (non-zero exit,
+ * signal, abort, exit without finalize) ends the whole job. Resolves with the job's exit status.
+ */
+export async function runJob(
+  client: LamClient,
+  placements: readonly Placement[],
+  opts: JobOptions,
+): Promise<number> {
+  const size = placements.length;
+  const jobId = `${client.node}-${process.pid}-${randomBytes(4).toString('hex')}`;
+  const secret = randomBytes(32).toString('hex');
+  const ranks: Rank[] = placements.map((p) => ({
+    placement: p,
+    out: new LineForwarder(opts.prefix ? `[${p.rank}] ` : '', (s) => process.stdout.write(s)),
+    err: new LineForwarder(opts.prefix ? `[${p.rank}] ` : '', (s) => process.stderr.write(s)),
+  }));
+
+  let ending: { code: number; why: string } | undefined;
+  let endJob: (code: number, why: string) => void = () => {};
+  const ended = new Promise<number>((resolve) => {
+    endJob = (code, why) => {
+      if (ending) return;
+      ending = { code, why };
+      if (why) opts.say(`mpirun: ${why}`);
+      void killAll(ranks).then(() => resolve(code));
+    };
+  });
+
+  const hub = opts.noWait
+    ? undefined
+    : new JobHub(client, jobId, size, {
+        onAbort: (a: AbortMsg) =>
+          endJob(a.code || 1, `${a.message} (rank ${a.rank} aborted the job)`),
+        onBadMessage: (why) => opts.say(`mpirun: warning: ignored a message: ${why}`),
+      });
+  hub?.start();
+
+  const envFor = (p: Placement, hubAddress: string): Record<string, string> => ({
+    ...exportedEnv(p.part.exports),
+    ...opts.ssiEnv,
+    [JOB_ENV.JOB_ID]: jobId,
+    [JOB_ENV.RANK]: String(p.rank),
+    [JOB_ENV.SIZE]: String(size),
+    [JOB_ENV.NODE_ID]: String(p.node.id),
+    [JOB_ENV.NODE_NAME]: p.node.name,
+    [JOB_ENV.HOST_ADDR]: p.node.address,
+    [JOB_ENV.SECRET]: secret,
+    [HUB_ENV.HUB]: hubAddress,
+  });
+
+  const spawnRank = async (r: Rank, hubAddress: string) => {
+    const p = r.placement;
+    const cwd = p.part.wd ?? process.cwd();
+    const argv = commandFor(p.part.argv, process.cwd());
+    r.proc = await client.spawn(p.node.id, { argv, cwd, env: envFor(p, hubAddress) });
+    if (opts.verbose)
+      opts.say(`mpirun: rank ${p.rank} is pid ${r.proc.pid} on n${p.node.id} (${p.node.name})`);
+    r.proc.on('stdout', (d: Buffer) => r.out.push(d));
+    r.proc.on('stderr', (d: Buffer) => r.err.push(d));
+  };
+
+  const onSignal = (sig: NodeJS.Signals) => () =>
+    endJob(signalStatus(sig), `${sig}: stopping the job`);
+  const onInt = onSignal('SIGINT');
+  const onTerm = onSignal('SIGTERM');
+  process.on('SIGINT', onInt);
+  process.on('SIGTERM', onTerm);
+  try {
+    try {
+      if (opts.noWait) {
+        // Rank 0 is the hub; the others learn its address once it runs.
+        await spawnRank(ranks[0]!, 'self');
+        const hubAddress = formatAddress({
+          node: placements[0]!.node.id,
+          proc: ranks[0]!.proc!.pid,
+        });
+        await Promise.all(ranks.slice(1).map((r) => spawnRank(r, hubAddress)));
+        opts.say(`mpirun: started ${size} process(es) (job ${jobId}); not waiting for them (-nw)`);
+        return 0;
+      }
+      await Promise.all(ranks.map((r) => spawnRank(r, formatAddress(client.address))));
+    } catch (err) {
+      endJob(1, `could not start the job: ${(err as Error).message}`);
+      return await ended;
+    }
+    for (const r of ranks) void watchRank(r, hub!, endJob);
+    const all = Promise.all(ranks.map((r) => r.proc!.exited.catch(() => undefined)));
+    const code = await Promise.race([ended, all.then(() => exitCodeOf(ranks))]);
+    if (!ending) endJob(code, '');
+    return await ended;
+  } finally {
+    process.off('SIGINT', onInt);
+    process.off('SIGTERM', onTerm);
+    hub?.stop();
+    for (const r of ranks) {
+      r.out.flush();
+      r.err.flush();
+    }
+  }
+}
+
+/** Ends the job at the first rank that fails; a clean exit needs MPI.finalize if MPI.init ran. */
+async function watchRank(r: Rank, hub: JobHub, endJob: (code: number, why: string) => void) {
+  const rank = r.placement.rank;
+  const where = `rank ${rank} (pid ${r.proc!.pid} on n${r.placement.node.id})`;
+  try {
+    r.status = await r.proc!.exited;
+  } catch (err) {
+    endJob(1, `${where}: ${(err as Error).message}`);
+    return;
+  }
+  const s = r.status;
+  if (s.signal) endJob(signalStatus(s.signal), `${where} was killed by ${s.signal}`);
+  else if (s.code !== 0) endJob(s.code ?? 1, `${where} exited with code ${s.code}`);
+  else if (hub.addresses[rank] && !hub.finalized.has(rank)) {
+    endJob(1, `${where} exited without calling MPI.finalize`);
+  }
+}
+
+function exitCodeOf(ranks: readonly Rank[]): number {
+  for (const r of ranks) {
+    const s = r.status;
+    if (!s) return 1;
+    if (s.signal) return signalStatus(s.signal);
+    if (s.code !== 0) return s.code ?? 1;
+  }
+  return 0;
+}
+
+async function killAll(ranks: readonly Rank[]): Promise<void> {
+  await Promise.allSettled(
+    ranks.filter((r) => r.proc && !r.proc.status).map((r) => r.proc!.kill('SIGKILL')),
+  );
+  await Promise.allSettled(ranks.map((r) => r.proc?.exited));
+}

@@ -1,0 +1,46 @@
+import type { SsiContext } from '@ssi/core';
+import { bootUniverse, haltUniverse, isLamError, LamClient } from '@ssi/lam';
+
+/** The universe a job runs in: the running one, or a private one booted for this job alone. */
+export interface JobUniverse {
+  client: LamClient;
+  /** Booted by this mpirun: halted when the job is over. */
+  embedded: boolean;
+  /** Halts an embedded universe (no-op for a running one) and closes the client. */
+  release(): Promise<void>;
+}
+
+/**
+ * Connects to the universe of this node; with none running, boots a private one-node universe
+ * (its own session suffix, so a lamboot meanwhile is not disturbed) that `release` halts: a
+ * newcomer needs no lamboot (LAM's embedded default).
+ */
+export async function openUniverse(
+  ctx: SsiContext,
+  say: (line: string) => void,
+  verbose: boolean,
+): Promise<JobUniverse> {
+  try {
+    const client = await LamClient.connect({ params: ctx.params, name: 'mpirun' });
+    return { client, embedded: false, release: async () => client.close() };
+  } catch (err) {
+    if (!isLamError(err, 'NO_UNIVERSE')) throw err;
+  }
+  const env = { ...process.env, LAM_MPI_SESSION_SUFFIX: `mpirun-${process.pid}` };
+  if (verbose) say('mpirun: no universe is running here; booting a private one for this job');
+  await bootUniverse({ ssi: ctx, env, warn: (m) => say(`mpirun: warning: ${m}`) });
+  let client: LamClient;
+  try {
+    client = await LamClient.connect({ env, params: ctx.params, name: 'mpirun' });
+  } catch (err) {
+    throw new Error(`the private universe booted but does not answer: ${(err as Error).message}`);
+  }
+  return {
+    client,
+    embedded: true,
+    release: async () => {
+      await haltUniverse(client).catch((e: Error) => say(`mpirun: warning: halting: ${e.message}`));
+      client.close();
+    },
+  };
+}

@@ -1,0 +1,248 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { conformanceProgram } from '@ssi/mpi/testing';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+
+/**
+ * mpirun for real: every test starts the built command, which boots a private one-node universe
+ * (no universe runs here) or uses the one the test booted, starts real rank processes through
+ * the lamd, and must leave neither processes nor session directories behind.
+ */
+const bin = (name: string) => resolve(import.meta.dirname, '../dist/bin', `${name}.js`);
+const fixtures = resolve(import.meta.dirname, 'fixtures');
+const job = join(fixtures, 'mpi-job.mjs');
+const work = mkdtempSync(join(tmpdir(), 'ssi-mpirun-test-'));
+const SUFFIX = `mpirun-test-${process.pid}`;
+const live = new Set<ChildProcess>();
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function run(cmd: string, args: string[], env: Record<string, string> = {}, timeoutMs = 90_000) {
+  return new Promise<Run>((resolvePromise, reject) => {
+    const child = spawn(process.execPath, [bin(cmd), ...args], {
+      cwd: fixtures,
+      env: { ...process.env, LAM_MPI_SESSION_SUFFIX: SUFFIX, ...env },
+    });
+    live.add(child);
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(
+        new Error(
+          `${cmd} ${args.join(' ')} did not end within ${timeoutMs} ms:\n${stdout}\n${stderr}`,
+        ),
+      );
+    }, timeoutMs);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      live.delete(child);
+      resolvePromise({ code, stdout, stderr });
+    });
+  });
+}
+
+const mpirun = (args: string[], env: Record<string, string> = {}) => run('mpirun', args, env);
+
+/** Session directories of the universes these tests boot (the private ones of mpirun too). */
+function sessionDirs(): string[] {
+  return readdirSync(tmpdir()).filter((d) => /^ssi-.*@.*-mpirun/.test(d));
+}
+
+/** Processes still running one of our fixtures (ranks that outlived their job). */
+function strayRanks(): string[] {
+  const out: string[] = [];
+  for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+    try {
+      const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+      if (cmd.includes(fixtures) || cmd.includes('conformance.js')) out.push(`${pid}: ${cmd}`);
+    } catch {}
+  }
+  return out;
+}
+
+async function eventually(what: string, check: () => boolean, ms = 10_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+afterEach(async () => {
+  for (const c of live) c.kill('SIGKILL');
+  await eventually('no rank left running', () => strayRanks().length === 0).catch((err) => {
+    for (const line of strayRanks()) process.kill(Number(line.split(':')[0]), 'SIGKILL');
+    throw err;
+  });
+});
+
+afterAll(async () => {
+  await run('lamhalt', []).catch(() => {});
+  rmSync(work, { recursive: true, force: true });
+});
+
+describe('mpirun on the embedded default (no universe running)', () => {
+  it('boots a private universe, runs the job with rank-prefixed output, halts it afterwards', async () => {
+    const r = await mpirun(['-np', '4', job, 'ring']);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('[0] ring: 0 1 2 3');
+    for (let k = 0; k < 4; k++)
+      expect(r.stdout).toMatch(new RegExp(`^\\[${k}\\] rank ${k} of 4 on node 0`, 'm'));
+    expect(sessionDirs()).toEqual([]);
+  });
+
+  it('runs a TypeScript entry point directly', async () => {
+    const r = await mpirun(['-np', '2', 'mpi-hello.ts']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('[0] typescript rank 0 of 2 heard from 1');
+    expect(r.stdout).toContain('[1] typescript rank 1 of 2 heard from 0');
+  });
+
+  it('passes the point-to-point conformance suite on 4 ranks over tcp', async () => {
+    const r = await mpirun([
+      '-np',
+      '4',
+      '--ssi',
+      'rpi',
+      'tcp',
+      conformanceProgram,
+      'modes',
+      'overtaking',
+      'wildcards',
+      'probe',
+      'cancel',
+      'stress',
+    ]);
+    expect(r.code, `${r.stdout}\n${r.stderr}`).toBe(0);
+    expect(r.stdout).toContain('case stress ok');
+  });
+
+  it('propagates --ssi settings and -x variables to every rank, and runs them in -wd', async () => {
+    const r = await mpirun(
+      [
+        '--ssi',
+        'rpi_tcp_short',
+        '4096',
+        '-np',
+        '2',
+        '-x',
+        'GREETING,PINNED=yes',
+        '-wd',
+        work,
+        job,
+        'env',
+        'LAM_MPI_SSI_rpi_tcp_short',
+      ],
+      { GREETING: 'hi' },
+    );
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain(`[0] env LAM_MPI_SSI_rpi_tcp_short=4096 cwd=${work}`);
+    expect(r.stdout).toContain(`[1] env LAM_MPI_SSI_rpi_tcp_short=4096 cwd=${work}`);
+    const exported = await mpirun(['-np', '1', '-x', 'GREETING,PINNED=yes', job, 'env', 'PINNED'], {
+      GREETING: 'hi',
+    });
+    expect(exported.stdout).toContain('[0] env PINNED=yes');
+    const greeting = await mpirun(['-np', '1', '-x', 'GREETING', job, 'env', 'GREETING'], {
+      GREETING: 'hi',
+    });
+    expect(greeting.stdout).toContain('[0] env GREETING=hi');
+    const secret = await mpirun(['-np', '1', job, 'env', 'SSI_JOB_SECRET']);
+    expect(secret.stdout).toContain('[0] env SSI_JOB_SECRET=(unset)');
+  });
+
+  it('runs an application schema: several programs in one MPI_COMM_WORLD', async () => {
+    const schema = join(work, 'app.schema');
+    writeFileSync(schema, `# two parts, one world\n-np 2 ${job} ring\n-np 1 ${job} ring\n`);
+    const r = await mpirun([schema]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('[0] ring: 0 1 2');
+    expect(r.stdout).toContain('[2] rank 2 of 3');
+  });
+});
+
+describe('mpirun: a failing job ends as a whole, with the reason', () => {
+  it('a rank that exits non-zero: the others are killed, the exit status is its code', async () => {
+    const r = await mpirun(['-np', '3', job, 'fail']);
+    expect(r.code, r.stderr).toBe(3);
+    expect(r.stderr).toMatch(/mpirun: rank 1 \(pid \d+ on n0\) exited with code 3/);
+  });
+
+  it('abort(7) ends the job with 7 and the message', async () => {
+    const r = await mpirun(['-np', '3', job, 'abort']);
+    expect(r.code).toBe(7);
+    expect(r.stderr).toContain('the answer is not 42');
+    expect(r.stderr).toContain('rank 2 aborted the job');
+  });
+
+  it('a rank that exits 0 without MPI.finalize fails the job', async () => {
+    const r = await mpirun(['-np', '2', job, 'no-finalize']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(
+      '[0] rank 0: the process is exiting (code 0) without calling MPI.finalize',
+    );
+    expect(r.stderr).toMatch(/mpirun: rank 0 \(pid \d+ on n0\) exited with code 1/);
+  });
+
+  it('a program that does not exist is a clear error', async () => {
+    const r = await mpirun(['-np', '2', join(work, 'nope.js')]);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toMatch(/nope\.js/);
+    expect(r.stderr).not.toMatch(/internal error| {4}at /);
+  });
+});
+
+describe('mpirun: bad command lines', () => {
+  it.each([
+    [['-np', '0', job], /-np \(the command line\) needs a positive number of processes, got 0/],
+    [['-np', 'many', job], /needs a positive number of processes, got many/],
+    [['-np', '2'], /which program\?/],
+    [['--frobnicate', job], /unknown option --frobnicate/],
+    [['--ssi', 'rpi'], /--ssi rpi is missing its value/],
+    [['-x', '1BAD', job], /-x 1BAD: not an environment variable name/],
+    [['n7', job, 'ring'], /node n7 is not in the universe \(it has n0\)/],
+  ])('%j', async (args, message) => {
+    const r = await mpirun(args as string[]);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toMatch(message);
+    expect(r.stderr).not.toMatch(/internal error| {4}at /);
+  });
+
+  it('an application schema with an unknown option names file and line', async () => {
+    const schema = join(work, 'bad.schema');
+    writeFileSync(schema, `-np 1 ${job} ring\n-bogus ${job}\n`);
+    const r = await mpirun([schema]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`${schema}:2: unknown option -bogus in an application schema`);
+  });
+});
+
+describe('mpirun in a booted universe', () => {
+  it('C places one rank per CPU, N one per node; -nw returns at once and the job still runs', async () => {
+    const boot = await run('lamboot', []);
+    expect(boot.code, boot.stderr).toBe(0);
+    const n = await mpirun(['N', job, 'ring']);
+    expect(n.code, n.stderr).toBe(0);
+    expect(n.stdout).toContain('[0] ring: 0');
+    const marker = join(work, 'nw');
+    const nw = await mpirun(['-nw', '-np', '2', job, 'touch', marker]);
+    expect(nw.code, nw.stderr).toBe(0);
+    expect(nw.stderr).toMatch(/started 2 process\(es\) .* not waiting/);
+    await eventually(
+      'both ranks of the -nw job to write their files',
+      () => existsSync(`${marker}.0`) && existsSync(`${marker}.1`),
+    );
+    const halt = await run('lamhalt', []);
+    expect(halt.code, halt.stderr).toBe(0);
+    expect(sessionDirs()).toEqual([]);
+  });
+});

@@ -1,0 +1,165 @@
+import { ParamRegistry } from '@ssi/core';
+import { LamClient, type OobAddress } from '@ssi/lam';
+import { ErrorClass, MpiError } from '../errors';
+import type { Gps, JobRuntime } from '../job-runtime';
+import { registerMpiParams } from '../params';
+import type { AbortMsg, GatheredMsg, GatherMsg, HelloMsg, RosterMsg } from './hub-protocol';
+import { HUB_ENV, HubTag, parseAddress, RANK_OOB_TAG_BASE } from './hub-protocol';
+import { readJobEnvironment } from './job-env';
+import { JobHub } from './job-hub';
+
+type Env = Record<string, string | undefined>;
+
+const LAUNCHER = 'mpirun (through a lamd)';
+
+/**
+ * The JobRuntime of a process `mpirun` started through the lamds: a LAM client attached to the
+ * local lamd under this process's pid. The GPS exchange and finalize go through the job's hub
+ * (mpirun, or this very process when it is rank 0 of an `mpirun -nw` job); rank-to-rank
+ * out-of-band messages go straight to the other rank's address.
+ */
+export async function connectLamRuntime(env: Env = process.env): Promise<JobRuntime> {
+  const job = readJobEnvironment(env, LAUNCHER);
+  const params = new ParamRegistry({ env });
+  registerMpiParams(params);
+  const initTimeoutMs = params.get<number>('mpi_base_init_timeout');
+  const hubSetting = env[HUB_ENV.HUB];
+  if (!hubSetting) {
+    throw new MpiError(
+      ErrorClass.ERR_OTHER,
+      `${HUB_ENV.HUB} is not set: start this program with mpirun`,
+    );
+  }
+  const client = await LamClient.connect({ env, proc: process.pid, name: `rank ${job.rank}` });
+  let hub: JobHub | undefined;
+  let hubAddress: OobAddress;
+  if (hubSetting === 'self') {
+    hub = new JobHub(client, job.jobId, job.size, {
+      onAbort: (a) => void killJobAndExit(client, hub!, a),
+    });
+    hub.start();
+    hubAddress = client.address;
+  } else {
+    hubAddress = parseAddress(hubSetting, HUB_ENV.HUB);
+  }
+
+  let finishing = false;
+  client.on('close', (reason: string) => {
+    if (finishing) return;
+    process.stderr.write(`rank ${job.rank}: lost the local lamd (${reason}); exiting\n`);
+    process.exit(1);
+  });
+
+  const within = <T>(p: Promise<T>, what: string): Promise<T> =>
+    new Promise<T>((resolve, reject) => {
+      const timer = setTimeout(
+        () =>
+          reject(
+            new MpiError(
+              ErrorClass.ERR_OTHER,
+              `rank ${job.rank}: no ${what} within ${initTimeoutMs} ms (mpi_base_init_timeout)`,
+            ),
+          ),
+        initTimeoutMs,
+      );
+      p.then(
+        (v) => {
+          clearTimeout(timer);
+          resolve(v);
+        },
+        (e) => {
+          clearTimeout(timer);
+          reject(e);
+        },
+      );
+    });
+
+  const hello: HelloMsg = { jobId: job.jobId, rank: job.rank, address: client.address };
+  await client.send(hubAddress, HubTag.HELLO, hello);
+  const roster = (
+    await within(
+      client.recv({ tag: HubTag.ROSTER, from: hubAddress }),
+      'roster from the job hub (every rank must start)',
+    )
+  ).data as RosterMsg;
+  const addresses = roster.addresses;
+
+  let round = 0;
+  const gps: Gps = { node: job.node, pid: process.pid, index: client.proc, grank: job.rank };
+  return {
+    jobId: job.jobId,
+    secret: job.secret,
+    rank: job.rank,
+    size: job.size,
+    gps,
+    host: job.host,
+    nodeName: job.nodeName,
+    async allgather<T>(value: T): Promise<T[]> {
+      const r = ++round;
+      const msg: GatherMsg = { rank: job.rank, round: r, value };
+      await client.send(hubAddress, HubTag.GATHER, msg);
+      const m = await client.recv({ tag: HubTag.GATHERED, from: hubAddress });
+      const got = m.data as GatheredMsg;
+      if (got.round !== r) {
+        throw new MpiError(
+          ErrorClass.ERR_INTERN,
+          `gather round ${got.round} arrived, ${r} expected`,
+        );
+      }
+      return got.values as T[];
+    },
+    async oobSend(to: number, tag: number, value: unknown): Promise<void> {
+      await client.send(addressOf(addresses, to), RANK_OOB_TAG_BASE + tag, value);
+    },
+    async oobRecv<T>(from: number, tag: number): Promise<T> {
+      const m = await client.recv({
+        from: addressOf(addresses, from),
+        tag: RANK_OOB_TAG_BASE + tag,
+      });
+      return m.data as T;
+    },
+    async abort(code: number, message: string): Promise<never> {
+      finishing = true;
+      const msg: AbortMsg = { rank: job.rank, code, message };
+      if (hub) await killJobAndExit(client, hub, msg);
+      await client.send(hubAddress, HubTag.ABORT, msg).catch(() => {});
+      // The hub kills this process with the rest; exit on our own if that does not come.
+      setTimeout(() => process.exit(code || 1), 5000).unref();
+      return new Promise<never>(() => {});
+    },
+    async finalize(): Promise<void> {
+      finishing = true;
+      await client.send(hubAddress, HubTag.FIN, { rank: job.rank });
+      await client.recv({ tag: HubTag.FINACK, from: hubAddress });
+      if (hub) await waitForEveryFinalize(hub, job.size, initTimeoutMs);
+      client.close();
+    },
+  };
+}
+
+function addressOf(addresses: OobAddress[], rank: number): OobAddress {
+  const a = addresses[rank];
+  if (!a)
+    throw new MpiError(ErrorClass.ERR_RANK, `no rank ${rank} in this job of ${addresses.length}`);
+  return a;
+}
+
+/** The hub in rank 0 (mpirun -nw) stays until every rank finalized: they need its answers. */
+async function waitForEveryFinalize(hub: JobHub, size: number, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (hub.finalized.size < size && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  hub.stop();
+}
+
+/** rank 0 as the hub (mpirun -nw): nobody else can end the job, so it does it itself. */
+async function killJobAndExit(client: LamClient, hub: JobHub, a: AbortMsg): Promise<never> {
+  process.stderr.write(`mpirun: ${a.message}\n`);
+  await Promise.allSettled(
+    hub.addresses.map((addr) =>
+      addr && addr.proc !== process.pid ? client.signal(addr.node, addr.proc, 'SIGKILL') : null,
+    ),
+  );
+  process.exit(a.code || 1);
+}
