@@ -4,7 +4,7 @@ import { defineConfig } from 'vitest/config';
 // Projects run one after another: multi-process tests must not compete for the two cores.
 export default defineConfig({
   test: {
-    projects: ['packages/*', 'plugins/*', 'tools/*'],
+    projects: ['packages/*', 'plugins/*', 'tools/*', 'examples'],
     fileParallelism: false,
   },
 });

@@ -1,9 +1,10 @@
 import type { BenchCommand } from '../harness';
+import { bootCommand } from './boot';
 import { shmCommand } from './shm';
 
 /**
- * Every subcommand of ssi-bench. To add one (boot, pingpong, coll, ...): write
+ * Every subcommand of ssi-bench. To add one (pingpong, coll, ...): write
  * src/commands/<name>.ts exporting a BenchCommand that measures with `repeat`, prints with
  * `formatTable` and saves with `writeResults`, then list it here.
  */
-export const COMMANDS: BenchCommand[] = [shmCommand];
+export const COMMANDS: BenchCommand[] = [shmCommand, bootCommand];

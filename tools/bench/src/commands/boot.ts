@@ -1,0 +1,558 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { lamBin, listSessionDirs, readSessionInfo, sessionDirFor, wipeSession } from '@ssi/lam';
+import {
+  startTestbed,
+  type Testbed,
+  type TestHost,
+  testbedAvailable,
+  testbedStatus,
+} from '@ssi/testbed';
+import {
+  type BenchCommand,
+  type Column,
+  formatTable,
+  nowNs,
+  Options,
+  repeat,
+  type Stat,
+  writeResults,
+} from '../harness';
+
+const USAGE = `usage: node tools/bench/dist/cli.js boot [options]
+
+Wall time of lamboot (packages/cli/dist/bin/lamboot.js, run as a child process) with the rsh boot
+module over ssh to 1, 2, 4 and 8 test hosts of tools/testbed (one sshd per 127.0.0.N), with the
+linear algorithm (boot_base_algorithm linear: each node is started and calls back before the
+next) and the linear-windowed one (boot_base_algorithm linear_windowed: up to
+boot_base_linear_win_size nodes starting at once). Each repetition is lamboot (timed), then
+lamhalt (not timed); medians over repetitions, after one warm-up boot per point.
+
+options:
+  --hosts LIST        numbers of test hosts (default 1,2,4,8; the testbed starts the largest)
+  --reps N            repetitions per point (default 5; the median is reported)
+  --only LIST         run only some of: linear,windowed (default all)
+  --win-size N        boot_base_linear_win_size of the windowed column (default 5)
+
+Needs what the testbed needs (Linux, root, openssh-server; see tools/testbed/README.md) and a
+built @ssi/cli. Uses the private session suffix bench-boot-<pid>: other universes are not touched.`;
+
+/**
+ * One way of booting: a column of the table. `ssi` goes on lamboot's command line as
+ * `--ssi name value`; `env` is added to lamboot's (and lamhalt's) environment. The first variant
+ * is the baseline every other one is divided by.
+ *
+ * A `tm` column (PBS) is one more entry: `ssi: { boot: 'tm' }` and an `env` that reproduces the
+ * job (PBS_NODEFILE written from `ctx.hosts` into `ctx.workDir`, PBS_* variables, a pbsdsh on
+ * PATH that launches on the named test host).
+ */
+export interface BootVariant {
+  /** name for --only and the JSON results */
+  name: string;
+  /** column title */
+  title: string;
+  /** one line for the README / help */
+  summary: string;
+  /** SSI parameters for lamboot (`--ssi name value`) */
+  ssi: Record<string, string>;
+  /** extra environment for lamboot and lamhalt */
+  env?: (ctx: VariantContext) => Record<string, string>;
+}
+
+export interface VariantContext {
+  testbed: Testbed;
+  /** the hosts of this measurement (hosts[0] is where lamboot runs) */
+  hosts: TestHost[];
+  /** the boot schema of this measurement */
+  schema: string;
+  /** a private directory of this run (removed at the end) */
+  workDir: string;
+}
+
+/** The boot variants, baseline first. Parameter names are those of @ssi/lam's boot base. */
+export function bootVariants(winSize: number): BootVariant[] {
+  return [
+    {
+      name: 'linear',
+      title: 'linear',
+      summary: 'rsh over ssh, boot_base_algorithm linear',
+      ssi: { boot: 'rsh', boot_base_algorithm: 'linear' },
+    },
+    {
+      name: 'windowed',
+      title: `windowed(${winSize})`,
+      summary: `rsh over ssh, boot_base_algorithm linear_windowed, boot_base_linear_win_size ${winSize}`,
+      ssi: {
+        boot: 'rsh',
+        boot_base_algorithm: 'linear_windowed',
+        boot_base_linear_win_size: String(winSize),
+      },
+    },
+  ];
+}
+
+export interface BootPlan {
+  hosts: number[];
+  reps: number;
+  winSize: number;
+  variants: BootVariant[];
+}
+
+const DEFAULT_HOSTS = [1, 2, 4, 8];
+const KNOWN = ['hosts', 'reps', 'only', 'win-size'];
+
+function positiveInt(o: Options, name: string, dflt: number): number {
+  const n = o.number(name, dflt);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} needs a whole number >= 1`);
+  return n;
+}
+
+/** Options to a plan; throws on anything it cannot honour (typos included). */
+export function planBoot(args: string[]): BootPlan {
+  const o = new Options(args);
+  const unknown = o.unknown(KNOWN);
+  if (unknown.length > 0) throw new Error(`unknown option --${unknown.join(', --')}`);
+  if (o.positional.length > 0) throw new Error(`unexpected argument ${o.positional[0]}`);
+  const reps = positiveInt(o, 'reps', 5);
+  const winSize = positiveInt(o, 'win-size', 5);
+  const hostList = o.string('hosts', DEFAULT_HOSTS.join(','));
+  const hosts = hostList.split(',').map((s) => {
+    const n = Number(s.trim());
+    // the testbed's limit: 127.0.0.2 ... 127.0.0.254
+    if (!Number.isInteger(n) || n < 1 || n > 253)
+      throw new Error(`--hosts: "${s}" is not a number of hosts (1 ... 253)`);
+    return n;
+  });
+  const all = bootVariants(winSize);
+  const only = o.has('only') ? o.string('only', '').split(',') : all.map((v) => v.name);
+  const bad = only.filter((n) => !all.some((v) => v.name === n));
+  if (bad.length > 0 || only.length === 0)
+    throw new Error(`--only: unknown "${bad.join(',')}" (use ${all.map((v) => v.name).join(',')})`);
+  return {
+    hosts: [...new Set(hosts)].sort((a, b) => a - b),
+    reps,
+    winSize,
+    variants: all.filter((v) => only.includes(v.name)),
+  };
+}
+
+export interface BootRow {
+  hosts: number;
+  /** variant name -> wall time of lamboot in ms */
+  results: Record<string, Stat>;
+  /** variant name -> wall time of each lamhalt after a boot, warm-up included (not measured) */
+  lamhaltMs?: Record<string, number[]>;
+}
+
+/** median(variant) / median(baseline) for every variant after the baseline, by name. */
+export function ratios(row: BootRow, variants: BootVariant[]): Record<string, number> {
+  const [base, ...rest] = variants;
+  const out: Record<string, number> = {};
+  const b = base && row.results[base.name];
+  for (const v of rest) {
+    const s = row.results[v.name];
+    out[v.name] = b && s ? s.median / b.median : Number.NaN;
+  }
+  return out;
+}
+
+export function bootColumns(variants: BootVariant[]): Column<BootRow>[] {
+  const [base] = variants;
+  return [
+    { title: 'hosts', value: (r) => r.hosts, digits: 0 },
+    ...variants.map(
+      (v): Column<BootRow> => ({
+        title: `${v.title} ms`,
+        value: (r) => r.results[v.name]?.median,
+        digits: 0,
+      }),
+    ),
+    ...variants.slice(1).map(
+      (v): Column<BootRow> => ({
+        title: `${v.name}/${base!.name}`,
+        value: (r) => ratios(r, variants)[v.name],
+      }),
+    ),
+  ];
+}
+
+// ---- running lamboot / lamhalt ------------------------------------------------------------
+
+/** packages/cli/dist/bin of this repository (dist/cli.js is tools/bench/dist/cli.js). */
+function cliBinDir(): string {
+  return resolve(
+    dirname(fileURLToPath(import.meta.url)),
+    '..',
+    '..',
+    '..',
+    'packages',
+    'cli',
+    'dist',
+    'bin',
+  );
+}
+
+interface ChildResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+  /** spawn to exit */
+  ms: number;
+}
+
+/** A lamd this run started: pid and /proc start time (pids get reused). */
+interface LamdRecord {
+  host: string;
+  pid: number;
+  startTime?: string;
+}
+
+function procStartTime(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (rest[0] === 'Z' || rest[0] === 'X') return undefined;
+    return rest[19];
+  } catch {
+    return undefined;
+  }
+}
+
+function alive(pid: number, startTime?: string): boolean {
+  const now = procStartTime(pid);
+  return now !== undefined && (startTime === undefined || now === startTime);
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+class BootRun {
+  readonly suffix = `bench-boot-${process.pid}`;
+  readonly lamds: LamdRecord[] = [];
+  forcedWipes = 0;
+  /** wall time of the last lamhalt, ms (not part of the measurement; shown in the progress) */
+  lastHaltMs = Number.NaN;
+  tb: Testbed | undefined;
+  workDir: string | undefined;
+  prefix = '';
+  private current: ChildProcess | undefined;
+  aborted: NodeJS.Signals | undefined;
+  private sshdPids: number[] = [];
+
+  constructor(readonly binDir: string) {}
+
+  /** The environment of the test recipe (plugins/boot-rsh/test/rsh-testbed.test.ts). */
+  env(first: TestHost, extra: Record<string, string>): Record<string, string> {
+    return {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '/',
+      LAM_MPI_SESSION_HOST: first.address,
+      LAM_MPI_SESSION_SUFFIX: this.suffix,
+      LAM_MPI_SSI_boot_rsh_agent: this.tb!.sshCommand.join(' '),
+      LAM_MPI_SSI_boot_base_timeout: '20',
+      ...extra,
+    };
+  }
+
+  async start(maxHosts: number): Promise<void> {
+    this.workDir = mkdtempSync(join(tmpdir(), 'ssi-bench-boot-'));
+    // where the remote shell finds hboot: prefix= in the boot schema, as in the rsh tests
+    this.prefix = join(this.workDir, 'prefix');
+    mkdirSync(join(this.prefix, 'bin'), { recursive: true });
+    symlinkSync(lamBin('hboot'), join(this.prefix, 'bin', 'hboot'));
+    const t0 = Date.now();
+    this.tb = await startTestbed({ hosts: maxHosts });
+    this.sshdPids = testbedStatus(this.tb.dir)
+      .hosts.map((h) => h.pid)
+      .filter((p): p is number => p !== undefined);
+    process.stderr.write(
+      `boot: testbed of ${maxHosts} host(s) up in ${((Date.now() - t0) / 1000).toFixed(1)} s: ` +
+        `${this.tb.hosts.map((h) => h.address).join(' ')}; session suffix ${this.suffix}\n`,
+    );
+  }
+
+  schema(n: number): { hosts: TestHost[]; file: string } {
+    const hosts = this.tb!.hosts.slice(0, n);
+    const file = this.tb!.writeBootSchema(`bench-hosts-${n}`, {
+      hosts,
+      perHost: () => `prefix=${this.prefix}`,
+    });
+    return { hosts, file };
+  }
+
+  /** Runs a CLI command of @ssi/cli in its own process group (so that it can be killed whole). */
+  private run(
+    command: 'lamboot' | 'lamhalt',
+    args: string[],
+    env: Record<string, string>,
+    timeoutMs: number,
+  ): Promise<ChildResult> {
+    if (this.aborted) return Promise.reject(new Error(`interrupted (${this.aborted})`));
+    return new Promise((resolvePromise, reject) => {
+      const out: Buffer[] = [];
+      const err: Buffer[] = [];
+      const t0 = nowNs();
+      const child = spawn(process.execPath, [join(this.binDir, `${command}.js`), ...args], {
+        env,
+        cwd: this.workDir,
+        stdio: ['ignore', 'pipe', 'pipe'],
+        detached: true,
+      });
+      this.current = child;
+      child.stdout!.on('data', (b: Buffer) => out.push(b));
+      child.stderr!.on('data', (b: Buffer) => err.push(b));
+      const timer = setTimeout(() => {
+        this.killCurrent('SIGKILL');
+        reject(new Error(`${command} did not finish within ${timeoutMs / 1000} s`));
+      }, timeoutMs);
+      child.once('error', (e) => {
+        clearTimeout(timer);
+        this.current = undefined;
+        reject(e);
+      });
+      child.once('exit', (code, signal) => {
+        const ms = (nowNs() - t0) / 1e6;
+        clearTimeout(timer);
+        this.current = undefined;
+        // output may still be in the pipes; a lamd never holds them, but do not wait forever
+        const done = () =>
+          resolvePromise({
+            code,
+            signal,
+            ms,
+            stdout: Buffer.concat(out).toString('utf8'),
+            stderr: Buffer.concat(err).toString('utf8'),
+          });
+        const t = setTimeout(done, 1000);
+        child.once('close', () => {
+          clearTimeout(t);
+          done();
+        });
+      });
+    });
+  }
+
+  killCurrent(sig: NodeJS.Signals): void {
+    const c = this.current;
+    if (!c?.pid) return;
+    try {
+      process.kill(-c.pid, sig);
+    } catch {
+      // gone
+    }
+  }
+
+  /** One repetition: lamboot (timed), record its lamds, lamhalt, wait until all are gone. */
+  async once(variant: BootVariant, n: number): Promise<number> {
+    const { hosts, file } = this.schema(n);
+    const ctx: VariantContext = { testbed: this.tb!, hosts, schema: file, workDir: this.workDir! };
+    const env = this.env(hosts[0]!, variant.env?.(ctx) ?? {});
+    const ssi = Object.entries(variant.ssi).flatMap(([k, v]) => ['--ssi', k, v]);
+    const boot = await this.run('lamboot', [...ssi, file], env, 30_000 + 20_000 * n);
+    for (const h of hosts) {
+      const info = readSessionInfo(sessionDirFor(h.address, this.suffix));
+      if (info)
+        this.lamds.push({ host: h.address, pid: info.lamdPid, startTime: info.lamdStartTime });
+    }
+    if (boot.code !== 0) {
+      const how = boot.signal ? `was killed by ${boot.signal}` : `exited with ${boot.code}`;
+      throw new Error(
+        `lamboot ${[...ssi, file].join(' ')} ${how} after ${boot.ms.toFixed(0)} ms:\n${boot.stderr.trim()}`,
+      );
+    }
+    await this.halt(hosts, env);
+    return boot.ms;
+  }
+
+  private async halt(hosts: TestHost[], env: Record<string, string>): Promise<void> {
+    const r = await this.run('lamhalt', [], env, 60_000);
+    this.lastHaltMs = r.ms;
+    if (r.code !== 0)
+      process.stderr.write(`boot: warning: lamhalt exited with ${r.code}: ${r.stderr.trim()}\n`);
+    // the next boot must find no lamd and no session directory of this suffix
+    const mine = new Set(hosts.map((h) => h.address));
+    const ours = this.lamds.filter((l) => mine.has(l.host));
+    for (const deadline = Date.now() + 10_000; Date.now() < deadline; ) {
+      if (!ours.some((l) => alive(l.pid, l.startTime)) && !this.sessionDirsLeft().length) return;
+      await sleep(25);
+    }
+    process.stderr.write('boot: warning: lamhalt left lamds or session directories; wiping\n');
+    await this.wipe();
+  }
+
+  /** Session directories of this run's suffix on any test host (or anywhere else). */
+  sessionDirsLeft(): string[] {
+    const dirs = new Set(listSessionDirs(this.suffix));
+    for (const h of this.tb?.hosts ?? []) {
+      const d = sessionDirFor(h.address, this.suffix);
+      if (existsSync(d)) dirs.add(d);
+    }
+    return [...dirs];
+  }
+
+  /** Stops every lamd of this suffix on every test host and removes its session directory. */
+  async wipe(): Promise<void> {
+    for (const h of this.tb?.hosts ?? []) {
+      if (existsSync(sessionDirFor(h.address, this.suffix))) {
+        this.forcedWipes++;
+        await wipeSession(h.address, this.suffix, 2000).catch(() => {});
+      }
+    }
+    this.killLamdsSync();
+  }
+
+  /** Last resort, synchronous (usable from 'exit'): SIGKILL every lamd this run recorded or left. */
+  killLamdsSync(): void {
+    const targets = [...this.lamds];
+    for (const dir of this.sessionDirsLeft()) {
+      const info = readSessionInfo(dir);
+      if (info) targets.push({ host: dir, pid: info.lamdPid, startTime: info.lamdStartTime });
+      rmSync(dir, { recursive: true, force: true });
+    }
+    for (const l of targets) {
+      if (alive(l.pid, l.startTime)) {
+        try {
+          process.kill(l.pid, 'SIGKILL');
+        } catch {
+          // gone meanwhile
+        }
+      }
+    }
+  }
+
+  /** Everything this run started is gone afterwards: lamboot/lamhalt, lamds, sshds, files. */
+  async cleanup(): Promise<string> {
+    this.killCurrent('SIGTERM');
+    await sleep(this.current ? 200 : 0);
+    this.killCurrent('SIGKILL');
+    // a lamd launched just before an interruption may write its session directory late
+    await this.wipe();
+    await sleep(300);
+    await this.wipe();
+    await this.tb?.stop();
+    if (this.workDir) rmSync(this.workDir, { recursive: true, force: true });
+    await sleep(100);
+    const lamdsLeft = this.lamds.filter((l) => alive(l.pid, l.startTime));
+    const sshdsLeft = this.sshdPids.filter((p) => alive(p));
+    const parts = [
+      `${this.lamds.length} lamd(s) started, ${lamdsLeft.length} left`,
+      `${this.sshdPids.length} sshd(s) started, ${sshdsLeft.length} left`,
+      ...(this.forcedWipes ? [`${this.forcedWipes} session(s) wiped by force`] : []),
+    ];
+    if (lamdsLeft.length || sshdsLeft.length) {
+      throw new Error(
+        `cleanup failed: ${parts.join('; ')} (lamd pids ${lamdsLeft.map((l) => l.pid).join(' ')}; sshd pids ${sshdsLeft.join(' ')})`,
+      );
+    }
+    return parts.join('; ');
+  }
+}
+
+async function runBoot(args: string[]): Promise<number> {
+  const plan = planBoot(args);
+  const avail = testbedAvailable();
+  if (!avail.ok) {
+    console.error(`boot: the testbed cannot run here: ${avail.reason}`);
+    return 1;
+  }
+  const binDir = cliBinDir();
+  if (!existsSync(join(binDir, 'lamboot.js'))) {
+    console.error(`boot: ${join(binDir, 'lamboot.js')} is missing; build the workspace first`);
+    return 1;
+  }
+  // lamds started through ssh use /tmp (sshd passes no TMPDIR): so must everyone else here
+  delete process.env.TMPDIR;
+
+  const run = new BootRun(binDir);
+  // Installed before the testbed's own handlers: this one runs first, and because it exists the
+  // process does not die by the signal; the finally block below cleans up, then we exit.
+  const onSignal = (sig: NodeJS.Signals) => {
+    if (run.aborted) {
+      // second signal: no more waiting
+      run.killCurrent('SIGKILL');
+      run.killLamdsSync();
+      process.exit(130);
+    }
+    run.aborted = sig;
+    process.stderr.write(`\nboot: ${sig}: stopping lamboot, lamds and the testbed\n`);
+    run.killCurrent('SIGTERM');
+  };
+  const onExit = () => run.killLamdsSync();
+  const signals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+  for (const s of signals) process.on(s, onSignal);
+  process.on('exit', onExit);
+
+  const rows: BootRow[] = [];
+  let failure: unknown;
+  try {
+    await run.start(Math.max(...plan.hosts));
+    for (const n of plan.hosts) {
+      const row: BootRow = { hosts: n, results: {}, lamhaltMs: {} };
+      rows.push(row);
+      for (const v of plan.variants) {
+        let i = -1; // -1: the warm-up boot
+        const halts: number[] = [];
+        row.lamhaltMs![v.name] = halts;
+        row.results[v.name] = await repeat(plan.reps, async () => {
+          const ms = await run.once(v, n);
+          const what = i < 0 ? 'warm-up' : `rep ${i + 1}/${plan.reps}`;
+          process.stderr.write(
+            `boot: ${String(n).padStart(2)} host(s)  ${v.name.padEnd(9)} ${what.padEnd(9)} ` +
+              `lamboot ${ms.toFixed(0).padStart(6)} ms   (lamhalt ${run.lastHaltMs.toFixed(0)} ms)\n`,
+          );
+          halts.push(run.lastHaltMs);
+          i++;
+          return ms;
+        });
+      }
+    }
+  } catch (err) {
+    failure = err;
+  } finally {
+    try {
+      process.stderr.write(`boot: cleanup: ${await run.cleanup()}\n`);
+    } catch (err) {
+      failure ??= err;
+      process.stderr.write(`boot: ${(err as Error).message}\n`);
+    }
+    for (const s of signals) process.off(s, onSignal);
+    process.off('exit', onExit);
+  }
+  if (run.aborted) {
+    console.error(`boot: interrupted by ${run.aborted}; nothing written`);
+    return 130;
+  }
+  if (failure) throw failure;
+
+  console.log(
+    `lamboot wall time, rsh boot module over ssh to test hosts (median of ${plan.reps}; ratio < 1: windowed faster)\n`,
+  );
+  console.log(formatTable(bootColumns(plan.variants), rows));
+  const file = writeResults('boot', {
+    params: {
+      hosts: plan.hosts,
+      reps: plan.reps,
+      warmup: 1,
+      winSize: plan.winSize,
+      unit: 'ms (wall time of lamboot, spawn to exit)',
+      variants: plan.variants.map((v) => ({ name: v.name, summary: v.summary, ssi: v.ssi })),
+      env: {
+        LAM_MPI_SSI_boot_rsh_agent: 'ssh -F <testbed>/ssh_config',
+        LAM_MPI_SSI_boot_base_timeout: '20',
+      },
+    },
+    rows: rows.map((r) => ({ ...r, ratios: ratios(r, plan.variants) })),
+  });
+  console.log(`\nresults: ${file}`);
+  return 0;
+}
+
+export const bootCommand: BenchCommand = {
+  name: 'boot',
+  summary: 'lamboot wall time over ssh test hosts: linear vs linear-windowed algorithm',
+  usage: USAGE,
+  run: runBoot,
+};
