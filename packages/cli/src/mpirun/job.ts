@@ -15,6 +15,9 @@ export interface JobOptions {
   say: (line: string) => void;
 }
 
+/** How long an abort waits for the death of a rank that may have caused it. */
+const ABORT_GRACE_MS = 1000;
+
 interface Rank {
   placement: Placement;
   proc?: RemoteProcess;
@@ -71,8 +74,13 @@ export async function runJob(
   const hub = opts.noWait
     ? undefined
     : new JobHub(client, jobId, size, {
+        // A rank that dies makes its peers abort on the lost connection; the grace lets the
+        // death itself, the cause, be what ends the job and what the user reads.
         onAbort: (a: AbortMsg) =>
-          endJob(a.code || 1, `${a.message} (rank ${a.rank} aborted the job)`),
+          setTimeout(
+            () => endJob(a.code || 1, `${a.message} (rank ${a.rank} aborted the job)`),
+            ABORT_GRACE_MS,
+          ),
         onBadMessage: (why) => opts.say(`mpirun: warning: ignored a message: ${why}`),
       });
   hub?.start();
