@@ -26,6 +26,7 @@ export class Framework<M extends SsiModule> {
   readonly verbose: VerboseStream;
   readonly request: SelectorRequest;
   private opened: OpenedModule<M>[] = [];
+  private fallbacks: OpenedModule<M>[] = [];
   private closed = false;
 
   constructor(
@@ -85,6 +86,22 @@ export class Framework<M extends SsiModule> {
     return selection;
   }
 
+  /**
+   * Opens one module by name even when the selector leaves it out, without making it a candidate:
+   * the module a framework falls back on for what the selected one lacks (coll's lam_basic).
+   */
+  async openFallback(name: string): Promise<M | undefined> {
+    const known = [...this.opened, ...this.fallbacks].find((o) => o.record.name === name);
+    if (known) return known.available ? known.module : undefined;
+    const record = this.options.discovery.modules.find(
+      (r) => r.type === this.type && r.name === name && !r.incompatible,
+    );
+    if (!record) return undefined;
+    const opened = await openModule<M>(record, this.options.params, this.verbose);
+    this.fallbacks.push(opened);
+    return opened.available ? opened.module : undefined;
+  }
+
   /** Where a selected module came from, for agreement checks and error messages. */
   recordOf(name: string) {
     return this.opened.find((o) => o.record.name === name)?.record;
@@ -104,6 +121,8 @@ export class Framework<M extends SsiModule> {
     if (this.closed) return;
     this.closed = true;
     await this.closeAllBut([]);
+    for (const o of this.fallbacks) if (o.available) await closeModule(o.module, this.verbose);
     this.opened = [];
+    this.fallbacks = [];
   }
 }

@@ -1,10 +1,35 @@
+import type { ParamRegistry } from '@ssi/core';
+import { AttributeStore, type Keyval } from './attributes';
 import type { BsendBuffer } from './bsend';
-import { ANY_SOURCE, ANY_TAG, PROC_NULL } from './constants';
+import * as api from './coll/api';
+import type { InPlace } from './coll/arguments';
+import { BASE_TAG, baseBcast, baseMax } from './coll/base-exchange';
+import type { CollFramework, CommColl } from './coll/framework';
+import type { ReduceOp } from './coll/ops';
+import type { NumericArray } from './coll/types';
+import {
+  agreeOnCid,
+  type ContextSource,
+  checkSplitArgs,
+  checkSubgroup,
+  compareComms,
+  splitMembers,
+} from './comm-management';
+import {
+  ANY_SOURCE,
+  ANY_TAG,
+  COLL_CID_BIT,
+  type Comparison,
+  LOCAL_CID_BIT,
+  PROC_NULL,
+  UNDEFINED,
+} from './constants';
 import type { BufferLike } from './data';
 import { bytesOf, DataKind, decodeValue, elementSize, encodeValue, kindOf } from './data';
 import type { Engine } from './engine';
 import { ERRORS_ARE_FATAL, type Errhandler } from './errhandler';
 import { ErrorClass, MpiError } from './errors';
+import { Group } from './group';
 import type { Proc } from './proc';
 import type { RequestOp } from './request';
 import { PersistentRequest, Request } from './request';
@@ -21,9 +46,44 @@ export interface CommHost {
   fatal(comm: Communicator, error: MpiError, call: string): void;
   /** Ends the whole job (`MPI_Abort`). */
   abort(code: number, why: string): Promise<never>;
+  /** Context ids: where new communicators get theirs. */
+  readonly contexts: ContextSource;
+  /** The coll framework: selects each communicator's collective module(s). */
+  readonly collFramework: CollFramework;
+  /** Parameters of this process (`coll_base_timeout`, ...). */
+  readonly params: ParamRegistry;
 }
 
 const RESOLVED: Promise<void> = Promise.resolve();
+
+/** Rejects with ERR_OTHER when `p` takes longer than coll_base_timeout: nobody hangs forever. */
+function withTimeout<T>(p: Promise<T>, seconds: number, what: string): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(
+      () =>
+        reject(
+          new MpiError(
+            ErrorClass.ERR_OTHER,
+            `${what}: the other members did not take part within ${seconds} s (coll_base_timeout); ` +
+              'did every member call the same collectives in the same order, with matching arguments?',
+          ),
+        ),
+      seconds * 1000,
+    );
+    p.then(
+      (v) => {
+        clearTimeout(timer);
+        resolve(v);
+      },
+      (e) => {
+        clearTimeout(timer);
+        reject(e);
+      },
+    );
+  });
+}
+const MERGE_TAG = BASE_TAG + 10;
+const CID_WORLD_OR_SELF = [0, 1] as const;
 
 type SendMode = 'send' | 'bsend' | 'ssend' | 'rsend';
 const MODE_TYPE: Record<SendMode, ReqTypeValue> = {
@@ -65,7 +125,22 @@ export class Communicator {
     readonly rank: number,
     /** Name for messages ("COMM_WORLD"). */
     public name: string,
+    /**
+     * @internal The remote group of an intercommunicator (point-to-point addresses its ranks);
+     * for an intracommunicator the group itself.
+     */
+    readonly remote: readonly Proc[] = procs,
   ) {}
+
+  /** Is this an intercommunicator (`MPI_Comm_test_inter`)? */
+  get isInter(): boolean {
+    return this.remote !== this.procs;
+  }
+
+  /** Size of the remote group (of the group itself for an intracommunicator). */
+  get remoteSize(): number {
+    return this.remote.length;
+  }
 
   /** Number of processes (`MPI_Comm_size`). */
   get size(): number {
@@ -77,7 +152,434 @@ export class Communicator {
    * matches this one's. Every process of the group must create it with the same `cid`.
    */
   withContext(cid: number, name: string): Communicator {
-    return new Communicator(this.host, cid, this.procs, this.rank, name);
+    return new Communicator(this.host, cid, this.procs, this.rank, name, this.remote);
+  }
+
+  private collTwin: Communicator | undefined;
+  private localTwin: Communicator | undefined;
+  private collSetup: Promise<CommColl> | undefined;
+  private freed = false;
+  /** @internal Attribute values (`MPI_Comm_set_attr`). */
+  readonly attributes = new AttributeStore();
+
+  /**
+   * The collective twin: the same group under this communicator's collective context, so that
+   * what coll modules send never matches the user's point-to-point traffic (Ch. 6.1.2).
+   */
+  get coll(): Communicator {
+    if (this.cid & COLL_CID_BIT) return this;
+    this.collTwin ??= this.withContext(this.cid | COLL_CID_BIT, `${this.name} (collective)`);
+    return this.collTwin;
+  }
+
+  /**
+   * The local group as an intracommunicator of its own (intercommunicators; an intracommunicator
+   * is its own): intercommunicator collectives and merge talk within a side through it.
+   */
+  get local(): Communicator {
+    if (!this.isInter) return this;
+    this.localTwin ??= new Communicator(
+      this.host,
+      this.cid | LOCAL_CID_BIT,
+      this.procs,
+      this.rank,
+      `${this.name} (local group)`,
+    );
+    return this.localTwin;
+  }
+
+  /** The group (`MPI_Comm_group`; the local group of an intercommunicator). */
+  get group(): Group {
+    return new Group(this.procs, this.procs[this.rank]!);
+  }
+
+  /** The remote group of an intercommunicator (`MPI_Comm_remote_group`). */
+  get remoteGroup(): Group {
+    return new Group(this.remote, this.procs[this.rank]!);
+  }
+
+  /** @internal The collective modules of this communicator, selected on first use. */
+  collectives(): Promise<CommColl> {
+    this.collSetup ??= this.host.collFramework.select(this);
+    return this.collSetup;
+  }
+
+  // ---- communicator management (all collective over this communicator) ----------------------
+
+  /** `MPI_Comm_dup`: same group, new context; attributes copied as their keys say. */
+  async dup(name = `${this.name}.dup`): Promise<Communicator> {
+    this.checkUsable('dup');
+    const cid = await agreeOnCid(this.isInter ? this.local : this, this.host.contexts);
+    const cidAll = this.isInter ? await this.agreeAcross(cid) : cid;
+    const c = new Communicator(this.host, cidAll, this.procs, this.rank, name, this.remote);
+    c.errhandler = this.errhandler;
+    this.attributes.copyInto(this, c.attributes);
+    return c;
+  }
+
+  /**
+   * `MPI_Comm_split`: one new communicator per colour, ranks ordered by key then old rank;
+   * resolves with null (MPI_COMM_NULL) where the colour is UNDEFINED.
+   */
+  async split(color: number, key = 0, name?: string): Promise<Communicator | null> {
+    this.checkUsable('split');
+    const bad = this.intraOnly('split') ?? checkSplitArgs(color, key);
+    if (bad) throw this.raiseSync(bad, 'split');
+    const members = await splitMembers(this, color, key);
+    const cid = await agreeOnCid(this, this.host.contexts);
+    if (!members) return null;
+    const me = this.procs[this.rank]!;
+    return this.derived(cid, members, members.indexOf(me), name ?? `${this.name}.split(${color})`);
+  }
+
+  /** `MPI_Comm_create`: a communicator over `group` (a subset); null where not a member. */
+  async create(group: Group, name?: string): Promise<Communicator | null> {
+    this.checkUsable('create');
+    const bad = this.intraOnly('create') ?? checkSubgroup(this, group);
+    if (bad) throw this.raiseSync(bad, 'create');
+    const cid = await agreeOnCid(this, this.host.contexts);
+    if (group.rank === UNDEFINED) return null;
+    return this.derived(cid, group.procs, group.rank, name ?? `${this.name}.create`);
+  }
+
+  /**
+   * `MPI_Intercomm_create`: this communicator's group and the group of the process `remoteLeader`
+   * of `peer` form an intercommunicator. Collective over this communicator and the remote one;
+   * the two leaders talk over `peer` with `tag`.
+   */
+  async createIntercomm(
+    localLeader: number,
+    peer: Communicator,
+    remoteLeader: number,
+    tag = 0,
+    name?: string,
+  ): Promise<Communicator> {
+    this.checkUsable('createIntercomm');
+    const bad = this.intraOnly('createIntercomm') ?? this.badRank(localLeader, 'local leader');
+    if (bad) throw this.raiseSync(bad, 'createIntercomm');
+    const localMax = await baseMax(this, this.host.contexts.nextCid);
+    let info: Int32Array | null = null;
+    if (this.rank === localLeader) {
+      const mine = new Int32Array([localMax, ...this.procs.map((p) => p.gps.grank)]);
+      const theirs = (await peer.sendrecv(
+        mine,
+        remoteLeader,
+        tag,
+        remoteLeader,
+        tag,
+      )) as Int32Array;
+      info = new Int32Array([Math.max(localMax, theirs[0]!), ...theirs.subarray(1)]);
+    }
+    const agreed = await baseBcast(this, localLeader, info);
+    const cid = agreed[0]!;
+    this.host.contexts.nextCid = Math.max(this.host.contexts.nextCid, cid + 1);
+    const byWorldRank = new Map(this.host.engine.procs.map((p) => [p.gps.grank, p]));
+    const remote = [...agreed.subarray(1)].map((g) => byWorldRank.get(g)!);
+    const c = new Communicator(
+      this.host,
+      cid,
+      this.procs,
+      this.rank,
+      name ?? `${this.name}.intercomm`,
+      remote,
+    );
+    c.errhandler = this.errhandler;
+    return c;
+  }
+
+  /**
+   * `MPI_Intercomm_merge`: both groups in one intracommunicator, the group that passes
+   * `high = false` first (on a tie, the group whose first member has the lower world rank).
+   */
+  async merge(high = false, name?: string): Promise<Communicator> {
+    this.checkUsable('merge');
+    if (!this.isInter) {
+      throw this.raiseSync(
+        new MpiError(ErrorClass.ERR_COMM, `merge: ${this.name} is not an intercommunicator`),
+        'merge',
+      );
+    }
+    const local = this.local;
+    const localMax = await baseMax(local, this.host.contexts.nextCid);
+    let info: Int32Array | null = null;
+    if (this.rank === 0) {
+      const mine = new Int32Array([localMax, high ? 1 : 0]);
+      const theirs = (await this.coll.sendrecv(mine, 0, MERGE_TAG, 0, MERGE_TAG)) as Int32Array;
+      const lowFirst =
+        high === !!theirs[1] ? this.procs[0]!.gps.grank < this.remote[0]!.gps.grank : !high;
+      info = new Int32Array([Math.max(localMax, theirs[0]!), lowFirst ? 1 : 0]);
+    }
+    const [cid, mineFirst] = await baseBcast(local, 0, info);
+    this.host.contexts.nextCid = Math.max(this.host.contexts.nextCid, cid! + 1);
+    const procs = mineFirst ? [...this.procs, ...this.remote] : [...this.remote, ...this.procs];
+    const me = this.procs[this.rank]!;
+    return this.derived(cid!, procs, procs.indexOf(me), name ?? `${this.name}.merge`);
+  }
+
+  /** `MPI_Comm_compare`: IDENT, CONGRUENT, SIMILAR or UNEQUAL. */
+  compare(other: Communicator): Comparison {
+    return compareComms(this, other);
+  }
+
+  /**
+   * `MPI_Comm_free` (collective): attributes are deleted, the coll modules let go; any later
+   * call on this communicator is an ERR_COMM error. Messages in flight on other communicators
+   * are not affected.
+   */
+  async free(): Promise<void> {
+    this.checkUsable('free');
+    if (this.cid === CID_WORLD_OR_SELF[0] || this.cid === CID_WORLD_OR_SELF[1]) {
+      throw this.raiseSync(
+        new MpiError(ErrorClass.ERR_COMM, `free: ${this.name} is predefined and cannot be freed`),
+        'free',
+      );
+    }
+    const setup = this.collSetup;
+    this.freed = true;
+    this.attributes.clear(this);
+    if (setup) await this.host.collFramework.release(this, await setup);
+  }
+
+  /** Caches `value` on this communicator under `key` (`MPI_Comm_set_attr`). */
+  setAttr<T>(key: Keyval<T>, value: T): void {
+    this.checkUsable('setAttr');
+    this.attributes.set(this, key, value);
+  }
+
+  getAttr<T>(key: Keyval<T>): T | undefined {
+    this.checkUsable('getAttr');
+    return this.attributes.get(key);
+  }
+
+  deleteAttr<T>(key: Keyval<T>): void {
+    this.checkUsable('deleteAttr');
+    this.attributes.delete(this, key);
+  }
+
+  // ---- collectives (Ch. 6; every member calls them in the same order) ----------------------
+
+  /** `MPI_Barrier`: resolves when every member has called it. */
+  barrier(): Promise<void> {
+    return this.collective('barrier', (coll) => api.barrier(this, coll));
+  }
+
+  /**
+   * `MPI_Bcast`: the root's `data` at every member. A buffer is filled in place (and returned);
+   * any other value is returned decoded. On an intercommunicator `root` is ROOT in the root
+   * process, PROC_NULL in the rest of its group and the root's rank in the other group.
+   */
+  bcast<T>(data: T, root = 0): Promise<T> {
+    return this.collective('bcast', (coll) => api.bcast(this, coll, data, root));
+  }
+
+  /**
+   * `MPI_Gather`: every member's block at the root, in rank order. Buffers: the root gets them in
+   * `into` (or a new array of the same type), IN_PLACE at the root takes its block from `into`.
+   * Other values: the root gets an array. Resolves with undefined elsewhere.
+   */
+  gather<T = unknown>(
+    data: T | InPlace,
+    root = 0,
+    into?: BufferLike,
+  ): Promise<T[] | BufferLike | undefined> {
+    return this.collective('gather', (coll) => api.gather(this, coll, data, root, into)) as Promise<
+      T[] | BufferLike | undefined
+    >;
+  }
+
+  /** `MPI_Gatherv`: blocks of `counts[i]` elements at `displs[i]` of the root's `into`. */
+  gatherv(
+    data: BufferLike | InPlace,
+    counts: readonly number[] | null,
+    displs: readonly number[] | undefined,
+    root: number,
+    into?: BufferLike,
+  ): Promise<BufferLike | undefined> {
+    return this.collective('gatherv', (coll) =>
+      api.gatherv(this, coll, data, counts, displs, root, into),
+    );
+  }
+
+  /**
+   * `MPI_Scatter`: block i of the root's data to member i. Buffers when `into` is one (the root's
+   * data then holds size blocks); otherwise the root passes an array of size values.
+   */
+  scatter<T = unknown>(data: unknown, root = 0, into?: BufferLike | InPlace): Promise<T> {
+    return this.collective('scatter', (coll) =>
+      api.scatter(this, coll, data, root, into),
+    ) as Promise<T>;
+  }
+
+  /** `MPI_Scatterv`: `counts[i]` elements at `displs[i]` of the root's data to member i. */
+  scatterv(
+    data: BufferLike | null,
+    counts: readonly number[] | null,
+    displs: readonly number[] | undefined,
+    root: number,
+    into: BufferLike | InPlace,
+  ): Promise<BufferLike | undefined> {
+    return this.collective('scatterv', (coll) =>
+      api.scatterv(this, coll, data, counts, displs, root, into),
+    );
+  }
+
+  /** `MPI_Allgather`: every member's block at every member (buffers into `into`, else an array). */
+  allgather<T = unknown>(data: T | InPlace, into?: BufferLike): Promise<T[] | BufferLike> {
+    return this.collective('allgather', (coll) => api.allgather(this, coll, data, into)) as Promise<
+      T[] | BufferLike
+    >;
+  }
+
+  /** `MPI_Allgatherv`. */
+  allgatherv(
+    data: BufferLike | InPlace,
+    counts: readonly number[],
+    displs: readonly number[] | undefined,
+    into: BufferLike,
+  ): Promise<BufferLike> {
+    return this.collective('allgatherv', (coll) =>
+      api.allgatherv(this, coll, data, counts, displs, into),
+    );
+  }
+
+  /** `MPI_Alltoall`: block j of member i's data becomes block i of member j's result. */
+  alltoall<T = unknown>(
+    data: T[] | BufferLike | InPlace,
+    into?: BufferLike,
+  ): Promise<T[] | BufferLike> {
+    return this.collective('alltoall', (coll) => api.alltoall(this, coll, data, into)) as Promise<
+      T[] | BufferLike
+    >;
+  }
+
+  /** `MPI_Alltoallv`. */
+  alltoallv(
+    data: BufferLike,
+    sendCounts: readonly number[],
+    sendDispls: readonly number[] | undefined,
+    into: BufferLike,
+    recvCounts: readonly number[],
+    recvDispls?: readonly number[],
+  ): Promise<BufferLike> {
+    return this.collective('alltoallv', (coll) =>
+      api.alltoallv(this, coll, data, sendCounts, sendDispls, into, recvCounts, recvDispls),
+    );
+  }
+
+  /** `MPI_Alltoallw`: one send and one receive buffer per member, of any types. */
+  alltoallw(
+    sends: readonly BufferLike[],
+    intos: readonly BufferLike[],
+  ): Promise<readonly BufferLike[]> {
+    return this.collective('alltoallw', (coll) => api.alltoallw(this, coll, sends, intos));
+  }
+
+  /**
+   * `MPI_Reduce`: data (typed array, number, bigint or array of numbers) combined with `op` in
+   * rank order; the result at the root in the data's shape, undefined elsewhere.
+   */
+  reduce<T>(
+    data: T | InPlace,
+    op: ReduceOp,
+    root = 0,
+    into?: NumericArray,
+  ): Promise<T | undefined> {
+    return this.collective('reduce', (coll) =>
+      api.reduce(this, coll, data, op, root, into),
+    ) as Promise<T | undefined>;
+  }
+
+  /** `MPI_Allreduce`: the reduction at every member. */
+  allreduce<T>(data: T | InPlace, op: ReduceOp, into?: NumericArray): Promise<T> {
+    return this.collective('allreduce', (coll) =>
+      api.allreduce(this, coll, data, op, into),
+    ) as Promise<T>;
+  }
+
+  /** `MPI_Reduce_scatter`: the reduction, block i (`counts[i]` elements) to member i. */
+  reduceScatter(
+    data: NumericArray | InPlace,
+    counts: readonly number[],
+    op: ReduceOp,
+    into?: NumericArray,
+  ): Promise<NumericArray> {
+    return this.collective('reduceScatter', (coll) =>
+      api.reduceScatter(this, coll, data, counts, op, into),
+    );
+  }
+
+  /** `MPI_Scan`: member i gets the reduction of members 0..i. */
+  scan<T>(data: T | InPlace, op: ReduceOp, into?: NumericArray): Promise<T> {
+    return this.collective('scan', (coll) =>
+      api.scan(this, coll, data, op, into, false),
+    ) as Promise<T>;
+  }
+
+  /** `MPI_Exscan`: member i > 0 gets the reduction of members 0..i-1 (member 0: undefined). */
+  exscan<T>(data: T | InPlace, op: ReduceOp, into?: NumericArray): Promise<T | undefined> {
+    return this.collective('exscan', (coll) =>
+      api.scan(this, coll, data, op, into, true),
+    ) as Promise<T | undefined>;
+  }
+
+  /**
+   * Runs one collective: checks the communicator, waits at the entry gate, selects the coll
+   * modules on first use, bounds the wait by coll_base_timeout, applies the error handler.
+   */
+  private async collective<T>(call: string, body: (coll: CommColl) => Promise<T>): Promise<T> {
+    try {
+      if (this.freed)
+        throw new MpiError(ErrorClass.ERR_COMM, `${call}: ${this.name} has been freed`);
+      const engine = this.host.engine;
+      if (!engine.gate.open) await engine.gate.deferPromise(() => RESOLVED);
+      const coll = await this.collectives();
+      const seconds = this.host.params.get<number>('coll_base_timeout');
+      return seconds > 0
+        ? await withTimeout(body(coll), seconds, `${call} on ${this.name}`)
+        : await body(coll);
+    } catch (err) {
+      throw this.raiseSync(err, call);
+    }
+  }
+
+  /** @internal Throws ERR_COMM when this communicator was freed. */
+  checkUsable(call: string): void {
+    if (this.freed) {
+      throw this.raiseSync(
+        new MpiError(ErrorClass.ERR_COMM, `${call}: ${this.name} has been freed`),
+        call,
+      );
+    }
+  }
+
+  private intraOnly(call: string): MpiError | null {
+    return this.isInter
+      ? new MpiError(ErrorClass.ERR_COMM, `${call}: ${this.name} is an intercommunicator`)
+      : null;
+  }
+
+  private derived(cid: number, procs: readonly Proc[], rank: number, name: string): Communicator {
+    const c = new Communicator(this.host, cid, procs, rank, name);
+    c.errhandler = this.errhandler;
+    return c;
+  }
+
+  /** Both sides of an intercommunicator take the larger of their agreed context ids. */
+  private async agreeAcross(localCid: number): Promise<number> {
+    let info: Int32Array | null = null;
+    if (this.rank === 0) {
+      const theirs = (await this.coll.sendrecv(
+        new Int32Array([localCid]),
+        0,
+        MERGE_TAG,
+        0,
+        MERGE_TAG,
+      )) as Int32Array;
+      info = new Int32Array([Math.max(localCid, theirs[0]!)]);
+    }
+    const [cid] = await baseBcast(this.local, 0, info);
+    this.host.contexts.nextCid = Math.max(this.host.contexts.nextCid, cid! + 1);
+    return cid!;
   }
 
   /** @internal */
@@ -107,10 +609,10 @@ export class Communicator {
   }
 
   private badRank(rank: number, what: string): MpiError | null {
-    if (Number.isInteger(rank) && rank >= 0 && rank < this.procs.length) return null;
+    if (Number.isInteger(rank) && rank >= 0 && rank < this.remote.length) return null;
     return new MpiError(
       ErrorClass.ERR_RANK,
-      `invalid ${what} rank ${String(rank)}: ${this.name} has ranks 0-${this.procs.length - 1}` +
+      `invalid ${what} rank ${String(rank)}: ${this.name} has ${this.isInter ? 'remote ' : ''}ranks 0-${this.remote.length - 1}` +
         `${what === 'source' ? ', ANY_SOURCE' : ''} and PROC_NULL`,
     );
   }
@@ -153,7 +655,7 @@ export class Communicator {
     dest: number,
     tag: number,
   ): void {
-    const proc = this.procs[dest]!;
+    const proc = this.remote[dest]!;
     req.type = type;
     req.marks = ReqMark.SOURCE;
     req.flags = 0;
@@ -184,7 +686,7 @@ export class Communicator {
     req.tag = tag;
     req.cid = this.cid;
     req.myRank = this.rank;
-    req.proc = source === ANY_SOURCE ? null : this.procs[source]!;
+    req.proc = source === ANY_SOURCE ? null : this.remote[source]!;
     req.seq = 0;
   }
 
@@ -603,7 +1105,7 @@ export class Communicator {
           engine.build(rreq);
         } else {
           rreq.buf = bytes;
-          rreq.proc = source === ANY_SOURCE ? null : this.procs[source]!;
+          rreq.proc = source === ANY_SOURCE ? null : this.remote[source]!;
         }
         const r = rreq;
         if (!persistent) rreq = null;

@@ -31,3 +31,17 @@ export const DEFAULT_MAX_CID = 0x7fffffff;
 /** Context ids of the predefined communicators. */
 export const CID_WORLD = 0;
 export const CID_SELF = 1;
+/** Set in the context id of a communicator's collective twin (`comm.coll`); never in a user cid. */
+export const COLL_CID_BIT = 0x40000000;
+/** Set in the context id of an intercommunicator's local-group twin (`comm.local`). */
+export const LOCAL_CID_BIT = 0x20000000;
+
+/** Results of group and communicator comparison (`MPI_IDENT`, ...). */
+export const IDENT = 0;
+export const CONGRUENT = 1;
+export const SIMILAR = 2;
+export const UNEQUAL = 3;
+export type Comparison = typeof IDENT | typeof CONGRUENT | typeof SIMILAR | typeof UNEQUAL;
+
+/** The root of an intercommunicator collective, in the root process (`MPI_ROOT`). */
+export const ROOT = -3;

@@ -3,21 +3,29 @@
  * communicators, requests, statuses, constants); rpi module authors use the framework interface
  * and the rpi base helpers exported below.
  */
+import { Keyval } from './attributes';
+import { IN_PLACE } from './coll/arguments';
 import { Communicator } from './comm';
 import {
   ANY_SOURCE,
   ANY_TAG,
   BSEND_OVERHEAD,
+  CONGRUENT,
+  IDENT,
   PROC_NULL,
+  ROOT,
+  SIMILAR,
   THREAD_FUNNELED,
   THREAD_MULTIPLE,
   THREAD_SERIALIZED,
   THREAD_SINGLE,
   UNDEFINED,
+  UNEQUAL,
 } from './constants';
 import { DataKind } from './data';
 import { ERRORS_ARE_FATAL, ERRORS_RETURN, Errhandler } from './errhandler';
 import { ErrorClass, MpiError } from './errors';
+import { Group } from './group';
 import type { InitOptions } from './mpi';
 import { Mpi } from './mpi';
 import { PersistentRequest, Request } from './request';
@@ -37,7 +45,13 @@ export const MPI = {
   ANY_SOURCE,
   ANY_TAG,
   PROC_NULL,
+  ROOT,
   UNDEFINED,
+  IN_PLACE,
+  IDENT,
+  CONGRUENT,
+  SIMILAR,
+  UNEQUAL,
   BSEND_OVERHEAD,
   THREAD_SINGLE,
   THREAD_FUNNELED,
@@ -52,26 +66,50 @@ export const MPI = {
   PersistentRequest,
   Status,
   Communicator,
+  Group,
+  Keyval,
   DataKind,
 } as const;
 
+export { Keyval } from './attributes';
+export type { InPlace } from './coll/arguments';
+export { IN_PLACE } from './coll/arguments';
+export { BASE_TAG } from './coll/base-exchange';
+export type { CommColl } from './coll/framework';
+export { COLL_BASE_PARAMS, CollFramework, FALLBACK_MODULE } from './coll/framework';
+export type { ReduceOp } from './coll/ops';
+export type {
+  CollActions,
+  CollContext,
+  CollFunction,
+  CollModule,
+  CollQueryAnswer,
+  NumericArray,
+  VLayout,
+} from './coll/types';
+export { COLL_API_VERSION } from './coll/types';
 export type { CommHost } from './comm';
 export { Communicator } from './comm';
-export type { ThreadLevel } from './constants';
+export type { Comparison, ThreadLevel } from './constants';
 export {
   ANY_SOURCE,
   ANY_TAG,
   BSEND_OVERHEAD,
   CID_SELF,
   CID_WORLD,
+  CONGRUENT,
   DEFAULT_MAX_CID,
   DEFAULT_MAX_TAG,
+  IDENT,
   PROC_NULL,
+  ROOT,
+  SIMILAR,
   THREAD_FUNNELED,
   THREAD_MULTIPLE,
   THREAD_SERIALIZED,
   THREAD_SINGLE,
   UNDEFINED,
+  UNEQUAL,
 } from './constants';
 export type { BufferLike, DataKindValue } from './data';
 export {
@@ -88,6 +126,8 @@ export { ERRORS_ARE_FATAL, ERRORS_RETURN, Errhandler } from './errhandler';
 export type { ErrorClassName, ErrorClassValue } from './errors';
 export { ErrorClass, errorClassName, isMpiError, MpiError } from './errors';
 export { EntryGate } from './gate';
+export type { RankRange } from './group';
+export { Group } from './group';
 export type { Gps, JobRuntime, ProcessInfo } from './job-runtime';
 export { JOB_ENV, OOB_TAG_USER_BASE, OobTag } from './job-runtime';
 export type { AbortMsg } from './launch/hub-protocol';

@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import type { ParamRegistry, SsiModule, VerboseStream } from '@ssi/core';
 import { checkAgreement, createSsiContext, createVerboseStream, isSsiError } from '@ssi/core';
 import { BsendBuffer } from './bsend';
+import { CollFramework } from './coll/framework';
 import type { CommHost } from './comm';
 import { Communicator } from './comm';
 import type { ThreadLevel } from './constants';
@@ -98,6 +99,10 @@ export class Mpi implements CommHost {
 
   /** @internal */
   engine!: Engine;
+  /** @internal Context ids: 0 and 1 are COMM_WORLD's and COMM_SELF's. */
+  readonly contexts = { nextCid: 2 };
+  /** @internal */
+  collFramework!: CollFramework;
   private framework: RpiFramework | null = null;
   private attached: BsendBuffer | null = null;
   private state: 'init' | 'running' | 'finalizing' | 'finalized' = 'init';
@@ -237,6 +242,7 @@ export class Mpi implements CommHost {
     const worldProcs = [...procs].sort((a, b) => a.gps.grank - b.gps.grank);
     for (const p of worldProcs) p.refcount++;
     myProc.refcount++;
+    this.collFramework = new CollFramework(ctx, write);
     this.COMM_WORLD = new Communicator(this, CID_WORLD, worldProcs, runtime.rank, 'COMM_WORLD');
     this.COMM_SELF = new Communicator(this, CID_SELF, [myProc], 0, 'COMM_SELF');
     this.state = 'running';
@@ -398,6 +404,7 @@ export class Mpi implements CommHost {
     engine.finalizing = true;
     await this.runtime.allgather(null);
     await engine.actions.finalize();
+    await this.collFramework.close();
     await this.framework?.close();
     this.state = 'finalized';
     finalizedOnce = true;

@@ -1,5 +1,6 @@
 import type { ParamRegistry } from '@ssi/core';
 import { registerVerboseParams } from '@ssi/core';
+import { COLL_BASE_PARAMS } from './coll/framework';
 
 /**
  * The parameters of the MPI layer and of the rpi framework base (`mpi_base_*`, `rpi_base_*`),
@@ -23,7 +24,20 @@ export const MPI_BASE_PARAMS = {
   },
 } as const;
 
+export const COLL_PARAMS = {
+  ...COLL_BASE_PARAMS,
+  coll_base_timeout: {
+    type: 'int',
+    default: 300,
+    help: 'Seconds a collective call waits for the other members before it fails with ERR_OTHER (0: no limit)',
+  },
+} as const;
+
 export function registerMpiParams(params: ParamRegistry): void {
+  for (const [name, spec] of Object.entries(COLL_PARAMS)) {
+    if (!params.isRegistered(name)) params.register(name, { ...spec }, 'coll base');
+  }
+  if (!params.isRegistered('coll_verbose')) registerVerboseParams(params, 'coll');
   for (const [name, spec] of Object.entries(MPI_BASE_PARAMS)) {
     if (!params.isRegistered(name)) {
       params.register(
