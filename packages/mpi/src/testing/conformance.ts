@@ -8,7 +8,6 @@
  * that version (for the agreement tests); `SSI_TEST_DUMMY_PRIORITY` sets its priority.
  */
 import { createHash } from 'node:crypto';
-import { isDeepStrictEqual } from 'node:util';
 import type { Communicator } from '../comm';
 import {
   ANY_SOURCE,
@@ -26,58 +25,9 @@ import { Request } from '../request';
 import type { RpiModule } from '../rpi/types';
 import { Status } from '../status';
 import { wtick, wtime } from '../wtime';
+import { CheckFailed, check, equal, expectError, within } from './checks';
 
 type Ctx = { mpi: Mpi; world: Communicator; rank: number; size: number };
-
-class CheckFailed extends Error {}
-
-function check(cond: unknown, message: string): asserts cond {
-  if (!cond) throw new CheckFailed(`check failed: ${message}`);
-}
-
-function equal(actual: unknown, expected: unknown, what: string): void {
-  if (!isDeepStrictEqual(actual, expected)) {
-    const show = (v: unknown) => {
-      const s =
-        typeof v === 'bigint'
-          ? `${v}n`
-          : JSON.stringify(v, (_, x) => (typeof x === 'bigint' ? `${x}n` : x));
-      return s && s.length > 200 ? `${s.slice(0, 200)}…` : s;
-    };
-    throw new CheckFailed(`check failed: ${what}: got ${show(actual)}, expected ${show(expected)}`);
-  }
-}
-
-async function expectError(fn: () => unknown, errorClass: number, what: string): Promise<MpiError> {
-  try {
-    await fn();
-  } catch (err) {
-    check(err instanceof MpiError, `${what}: threw ${String(err)} instead of an MpiError`);
-    equal(err.className, new MpiError(errorClass as never, '').className, `${what}: error class`);
-    return err;
-  }
-  throw new CheckFailed(`check failed: ${what}: no error was raised`);
-}
-
-/** Waits for `p` or fails loudly after `ms`, naming what was awaited. */
-function within<T>(p: Promise<T>, what: string, ms = 30_000): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const t = setTimeout(
-      () => reject(new CheckFailed(`timed out after ${ms} ms waiting for ${what}`)),
-      ms,
-    );
-    p.then(
-      (v) => {
-        clearTimeout(t);
-        resolve(v);
-      },
-      (e) => {
-        clearTimeout(t);
-        reject(e);
-      },
-    );
-  });
-}
 
 const BARRIER_TAG = 1;
 /** Context of the program's own control traffic (barriers, sums): never matches a case's receives. */
