@@ -923,7 +923,7 @@ export class Communicator {
   }
 
   /** Starts a request, now or (checkpoint in progress) when the entry gate opens. */
-  private startRequest(r: Request<unknown>): void {
+  private startRequest(r: Request<unknown>, call = r.callName): void {
     const engine = this.host.engine;
     try {
       if (engine.gate.open) r.begin();
@@ -934,18 +934,18 @@ export class Communicator {
           try {
             r.begin();
           } catch (err) {
-            this.raiseSync(err, 'start');
+            this.raiseSync(err, call);
           }
         });
       }
     } catch (err) {
-      throw this.raiseSync(err, 'start');
+      throw this.raiseSync(err, call);
     }
   }
 
   /** @internal `PersistentRequest.start`. */
   startPersistent(r: PersistentRequest<unknown>): void {
-    this.startRequest(r);
+    this.startRequest(r, 'start');
   }
 
   // ---- receives --------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 import type { ParamRegistry, VerboseStream } from '@ssi/core';
 import { ErrorClass, MpiError } from './errors';
 import { EntryGate } from './gate';
+import { keepAlive } from './keep-alive';
 import type { Proc } from './proc';
 import { ProcMode } from './proc';
 import { ReqFlag, ReqState, RpiRequest } from './rpi/request';
@@ -81,7 +82,7 @@ export class Engine implements RpiHost {
     if (this.aTail) this.aTail.aNext = req;
     else this.aHead = req;
     this.aTail = req;
-    this.activeCount++;
+    if (this.activeCount++ === 0) keepAlive.hold();
     this.actions.start(req);
     if (this.actions.polling && (req.state as number) !== ReqState.DONE) this.poll();
   }
@@ -98,7 +99,7 @@ export class Engine implements RpiHost {
       if (req.aNext) req.aNext.aPrev = req.aPrev;
       else this.aTail = req.aPrev;
       req.aPrev = req.aNext = null;
-      this.activeCount--;
+      if (--this.activeCount === 0) keepAlive.release();
     }
     req.state = ReqState.DONE;
     const cb = req.onDone;
@@ -150,7 +151,13 @@ export class Engine implements RpiHost {
 
   /** Resolves at the next arrival of an unexpected message. */
   nextArrival(): Promise<void> {
-    const p = new Promise<void>((resolve) => this.probeWaiters.push(resolve));
+    keepAlive.hold();
+    const p = new Promise<void>((resolve) =>
+      this.probeWaiters.push(() => {
+        keepAlive.release();
+        resolve();
+      }),
+    );
     if (this.actions.polling) this.poll();
     return p;
   }

@@ -19,6 +19,7 @@ import { Engine } from './engine';
 import { ERRORS_ARE_FATAL } from './errhandler';
 import { ErrorClass, MpiError } from './errors';
 import type { JobRuntime, ProcessInfo } from './job-runtime';
+import { keepAlive } from './keep-alive';
 import { registerMpiParams } from './params';
 import { Proc, ProcMode, sortProcs } from './proc';
 import { RpiFramework } from './rpi/framework';
@@ -126,18 +127,23 @@ export class Mpi implements CommHost {
     if (finalizedOnce) {
       throw new MpiError(ErrorClass.ERR_OTHER, 'MPI.init after MPI.finalize: MPI cannot restart');
     }
-    const runtime = options.runtime ?? (await runtimeFromEnvironment(options.env));
-    const mpi = new Mpi(runtime);
-    current = mpi;
+    keepAlive.hold(); // until init is done: the connections it waits on are unref'd
     try {
-      await mpi.start(options);
-    } catch (err) {
-      await mpi.abortJob(
-        err instanceof MpiError ? err.errorClass : 1,
-        `MPI.init failed on rank ${runtime.rank}: ${describeError(err)}`,
-      );
+      const runtime = options.runtime ?? (await runtimeFromEnvironment(options.env));
+      const mpi = new Mpi(runtime);
+      current = mpi;
+      try {
+        await mpi.start(options);
+      } catch (err) {
+        await mpi.abortJob(
+          err instanceof MpiError ? err.errorClass : 1,
+          `MPI.init failed on rank ${runtime.rank}: ${describeError(err)}`,
+        );
+      }
+      return mpi;
+    } finally {
+      keepAlive.release();
     }
-    return mpi;
   }
 
   /** Whether `MPI.init` has completed in this process (`MPI_Initialized`). */
@@ -402,6 +408,15 @@ export class Mpi implements CommHost {
       );
     }
     engine.finalizing = true;
+    keepAlive.hold();
+    try {
+      await this.finalizeWithRuntime(engine);
+    } finally {
+      keepAlive.release();
+    }
+  }
+
+  private async finalizeWithRuntime(engine: Engine): Promise<void> {
     await this.runtime.allgather(null);
     await engine.actions.finalize();
     await this.collFramework.close();

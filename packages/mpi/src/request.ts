@@ -228,8 +228,17 @@ export class Request<T = Status> {
     this.phase = 'freed';
   }
 
+  /** The error of a call on a freed request, through the communicator's error handler. */
   private freedError(what: string): MpiError {
-    return new MpiError(ErrorClass.ERR_REQUEST, `${what} on a request that was freed`);
+    return this.comm.raiseSync(
+      new MpiError(ErrorClass.ERR_REQUEST, `${what} on a request that was freed`),
+      what,
+    );
+  }
+
+  /** @internal The call that made this request (`isend`, `recvInit`, ...), for error messages. */
+  get callName(): string {
+    return this.call;
   }
 
   // ---- multiple completions ---------------------------------------------------------------

@@ -180,6 +180,9 @@ export class Connection {
 
   private attach(socket: net.Socket): void {
     this.socket = socket;
+    // The MPI layer keeps the process alive while requests are active; an idle connection must
+    // not (a program that returns without MPI.finalize would hang instead of being told).
+    socket.unref();
     socket.on('error', (err) => {
       this.failure = err.message;
     });

@@ -173,6 +173,7 @@ export class TcpRpi implements RpiActions, ConnectionOwner {
       Connection.accept(this, socket, this.settings.noDelay);
     });
     server.on('error', () => {});
+    server.unref(); // MPI.init keeps the process alive while it waits for connections
     return new Promise((resolve, reject) => {
       server.once('error', (err) =>
         reject(

@@ -61,3 +61,48 @@ describe('tcp rpi: conformance across node addresses', () => {
     expect(r.ok, explain(r)).toBe(true);
   });
 });
+
+describe('jobs that end on purpose: the whole job ends, with the reason', () => {
+  const ending = (c: string, np = 3) =>
+    launchJob({
+      np,
+      program: conformanceProgram,
+      args: [c],
+      ssi: { rpi: 'tcp' },
+      timeoutMs: 60_000,
+    });
+
+  it('abort(7) on one rank', async () => {
+    const r = await ending('abort');
+    expect(r.ok).toBe(false);
+    expect(r.abort).toMatchObject({
+      rank: 1,
+      code: 7,
+      message: expect.stringContaining('rank 1 gives up'),
+    });
+  });
+
+  it('an error under ERRORS_ARE_FATAL names rank, communicator and call', async () => {
+    const r = await ending('fatal-rank');
+    expect(r.abort?.rank).toBe(2);
+    expect(r.abort?.message).toMatch(/rank 2 in COMM_WORLD\.send: ERR_RANK/);
+  });
+
+  it('an unhandled rejection aborts the job instead of leaving the others waiting', async () => {
+    const r = await ending('unhandled-rejection');
+    expect(r.abort?.rank).toBe(0);
+    expect(r.abort?.message).toMatch(/unhandled rejection: .*nobody handles this/);
+  });
+
+  it('a rank that exits without MPI.finalize fails the job', async () => {
+    const r = await ending('no-finalize');
+    expect(r.ok).toBe(false);
+    expect(r.output).toContain('without calling MPI.finalize');
+  });
+
+  it('a rank killed by SIGKILL: the others do not hang', async () => {
+    const r = await ending('peer-exit');
+    expect(r.ok).toBe(false);
+    expect(r.failure).toMatch(/rank 1/);
+  });
+});

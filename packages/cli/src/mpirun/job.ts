@@ -61,6 +61,8 @@ export async function runJob(
   }));
 
   let ending: { code: number; why: string } | undefined;
+  /** Ranks that asked to abort: their own exit is the abort's doing, not its cause. */
+  const aborted = new Set<number>();
   let endJob: (code: number, why: string) => void = () => {};
   const ended = new Promise<number>((resolve) => {
     endJob = (code, why) => {
@@ -76,11 +78,13 @@ export async function runJob(
     : new JobHub(client, jobId, size, {
         // A rank that dies makes its peers abort on the lost connection; the grace lets the
         // death itself, the cause, be what ends the job and what the user reads.
-        onAbort: (a: AbortMsg) =>
+        onAbort: (a: AbortMsg) => {
+          aborted.add(a.rank);
           setTimeout(
             () => endJob(a.code || 1, `${a.message} (rank ${a.rank} aborted the job)`),
             ABORT_GRACE_MS,
-          ),
+          );
+        },
         onBadMessage: (why) => opts.say(`mpirun: warning: ignored a message: ${why}`),
       });
   hub?.start();
@@ -133,7 +137,7 @@ export async function runJob(
       endJob(1, `could not start the job: ${(err as Error).message}`);
       return await ended;
     }
-    for (const r of ranks) void watchRank(r, hub!, endJob);
+    for (const r of ranks) void watchRank(r, hub!, aborted, endJob);
     const all = Promise.all(ranks.map((r) => r.proc!.exited.catch(() => undefined)));
     const code = await Promise.race([ended, all.then(() => exitCodeOf(ranks))]);
     if (!ending) endJob(code, '');
@@ -150,7 +154,12 @@ export async function runJob(
 }
 
 /** Ends the job at the first rank that fails; a clean exit needs MPI.finalize if MPI.init ran. */
-async function watchRank(r: Rank, hub: JobHub, endJob: (code: number, why: string) => void) {
+async function watchRank(
+  r: Rank,
+  hub: JobHub,
+  aborted: ReadonlySet<number>,
+  endJob: (code: number, why: string) => void,
+) {
   const rank = r.placement.rank;
   const where = `rank ${rank} (pid ${r.proc!.pid} on n${r.placement.node.id})`;
   try {
@@ -160,6 +169,7 @@ async function watchRank(r: Rank, hub: JobHub, endJob: (code: number, why: strin
     return;
   }
   const s = r.status;
+  if (aborted.has(rank)) return;
   if (s.signal) endJob(signalStatus(s.signal), `${where} was killed by ${s.signal}`);
   else if (s.code !== 0) endJob(s.code ?? 1, `${where} exited with code ${s.code}`);
   else if (hub.addresses[rank] && !hub.finalized.has(rank)) {

@@ -295,6 +295,14 @@ export class LamClient extends EventEmitter {
     this.conn.end();
   }
 
+  /**
+   * Lets the process exit while this client is idle (an MPI process: the MPI layer keeps the
+   * process alive while it waits for anything, the lamd connection alone must not).
+   */
+  unref(): void {
+    this.conn.socket.unref();
+  }
+
   get closed(): boolean {
     return this.closedError !== undefined;
   }

@@ -31,6 +31,7 @@ export async function connectLamRuntime(env: Env = process.env): Promise<JobRunt
     );
   }
   const client = await LamClient.connect({ env, proc: process.pid, name: `rank ${job.rank}` });
+  client.unref();
   let hub: JobHub | undefined;
   let hubAddress: OobAddress;
   if (hubSetting === 'self') {
@@ -123,8 +124,9 @@ export async function connectLamRuntime(env: Env = process.env): Promise<JobRunt
       const msg: AbortMsg = { rank: job.rank, code, message };
       if (hub) await killJobAndExit(client, hub, msg);
       await client.send(hubAddress, HubTag.ABORT, msg).catch(() => {});
-      // The hub kills this process with the rest; exit on our own if that does not come.
-      setTimeout(() => process.exit(code || 1), 5000).unref();
+      // The hub kills this process with the rest; exit on our own if that does not come. The
+      // timer is ref'd: the process must not end before the abort has done its work.
+      setTimeout(() => process.exit(code || 1), 5000);
       return new Promise<never>(() => {});
     },
     async finalize(): Promise<void> {

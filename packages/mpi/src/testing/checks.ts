@@ -24,7 +24,11 @@ export function equal(actual: unknown, expected: unknown, what: string): void {
   }
 }
 
-export async function expectError(fn: () => unknown, errorClass: number, what: string): Promise<MpiError> {
+export async function expectError(
+  fn: () => unknown,
+  errorClass: number,
+  what: string,
+): Promise<MpiError> {
   try {
     await fn();
   } catch (err) {
@@ -54,4 +58,3 @@ export function within<T>(p: Promise<T>, what: string, ms = 30_000): Promise<T> 
     );
   });
 }
-

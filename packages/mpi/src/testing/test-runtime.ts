@@ -22,6 +22,7 @@ export async function connectTestRuntime(
 
   const socket: Socket = connect({ host: rdvHost, port: Number(rdvPort) });
   socket.setNoDelay(true);
+  socket.unref(); // the MPI layer keeps the process alive while it waits
   const gathers = new Map<number, (values: unknown[]) => void>();
   const mail = new Map<string, unknown[]>();
   const mailWaiters = new Map<string, ((v: unknown) => void)[]>();
@@ -121,7 +122,7 @@ export async function connectTestRuntime(
       finishing = true;
       writeFrame(socket, { t: 'abort', code, message });
       socket.end(() => process.exit(code || 1));
-      setTimeout(() => process.exit(code || 1), 2000).unref();
+      setTimeout(() => process.exit(code || 1), 2000);
       return new Promise<never>(() => {});
     },
     async finalize(): Promise<void> {
