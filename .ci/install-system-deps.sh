@@ -14,6 +14,8 @@ PACKAGES=(
   python3        # packages/shm: node-gyp
   slurm-wlm      # tools/slurm-cluster, plugins/boot-slurm: a private one-node Slurm cluster for real batch-job tests
   munge          # tools/slurm-cluster: Slurm's authentication (the fixture runs its own munged on a private socket)
+  openmpi-bin    # tools/bench pingpong: the Open MPI column (Open MPI's mpirun, TCP BTL over loopback)
+  libopenmpi-dev # tools/bench pingpong: mpicc and mpi.h, to compile c/pingpong.c at run time (gcc comes with g++)
 )
 
 log() { printf 'install-system-deps: %s\n' "$*"; }

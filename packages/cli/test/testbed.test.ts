@@ -11,7 +11,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { lamBin, SESSION_FILES, sessionDirFor, wipeSession } from '@ssi/lam';
-import { conformanceProgram } from '@ssi/mpi/testing';
+import { COLLECTIVE_CASES, collectivesProgram, conformanceProgram } from '@ssi/mpi/testing';
 import { startTestbed, type Testbed, testbedAvailable } from '@ssi/testbed';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -175,6 +175,21 @@ describe.skipIf(!available.ok)(
       ]);
       expect(r.code, `${r.stdout}\n${r.stderr}`).toBe(0);
       expect(r.stdout).toContain('case stress ok');
+    });
+
+    it('every collective with one rank per node (N) and uneven ranks per node (C: 2+1+1+1)', () => {
+      for (const where of ['N', 'C']) {
+        const r = run('mpirun', [
+          where,
+          '--ssi',
+          'coll_base_timeout',
+          '5',
+          collectivesProgram,
+          ...COLLECTIVE_CASES,
+        ]);
+        expect(r.code, `${where}:\n${r.stdout}\n${r.stderr}`).toBe(0);
+        expect(r.stdout).toContain('case intercomm ok');
+      }
     });
 
     it('a failing rank on a remote node ends the job there too and names the node', () => {

@@ -58,11 +58,14 @@ export {
 export type { LamClientOptions, OobMessage, RecvFilter } from './client/lam-client';
 export { LamClient } from './client/lam-client';
 export { RemoteProcess } from './client/remote-process';
+export { refuseResize } from './client/resize-guard';
 export type { NodeOutcome } from './client/universe-ops';
 export { cleanUniverse, haltUniverse, shrinkUniverse } from './client/universe-ops';
 export type { LamFailure } from './errors';
 export { isLamError, LamError } from './errors';
+export { runHbootInForeground } from './hboot/foreground';
 export type { HbootConfig, LamdConfig } from './hboot/hboot-config';
+export { encodeHbootConfig, parseHbootConfig } from './hboot/hboot-config';
 export type { WipeReport } from './hboot/wipe';
 export { wipeSession } from './hboot/wipe';
 export type { NodeSpecItem } from './node-spec';

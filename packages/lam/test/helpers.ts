@@ -25,6 +25,8 @@ export interface LocalBootOptions {
   fail?: (node: BootNode) => Error | undefined;
   /** pretend the launch worked without starting anything (the node never calls back) */
   silent?: (node: BootNode) => boolean;
+  /** give every lamd this LamdConfig.noResize (what a batch-system module does) */
+  noResize?: string;
 }
 
 /**
@@ -44,6 +46,11 @@ export function localBootModule(opts: LocalBootOptions = {}): BootModule {
         const failure = opts.fail?.(node);
         if (failure) throw failure;
         if (opts.silent?.(node)) return { stdout: '', stderr: '' };
+        if (opts.noResize && launch.which === 'lamd') {
+          const config = JSON.parse(launch.stdin);
+          config.lamd.noResize = opts.noResize;
+          launch = { ...launch, stdin: `${JSON.stringify(config)}\n` };
+        }
         const r = await runLocalHboot(launch);
         if (r.code !== 0) throw new Error(`hboot on ${node.name} failed: ${r.stderr.trim()}`);
         return { stdout: r.stdout, stderr: r.stderr };

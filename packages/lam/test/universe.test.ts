@@ -211,6 +211,28 @@ describe('a booted universe', () => {
     await waitFor('every lamd to exit', () => [...u.universe, added].every((n) => !isAlive(n.pid)));
   });
 
+  it('lamgrow and lamshrink refuse a universe its boot module fixed (noResize), saying why', async () => {
+    const why = 'the batch system fixed the nodes of this job';
+    const u = await bootLocal(A.slice(0, 2), { noResize: why });
+    const c = await u.client(0);
+    const info = JSON.parse(readFileSync(join(u.sessionDir(1), 'session.json'), 'utf8'));
+    expect(info.noResize).toBe(why);
+    await expect(shrinkUniverse(c, 1)).rejects.toThrow(
+      `lamshrink is not supported in this universe: ${why}`,
+    );
+    const env = envFor('127.0.0.2');
+    const ssi = {
+      params: new ParamRegistry({ env }),
+      discovery: discoverModules({ staticModules: [localBootModule()] }),
+    };
+    await expect(growUniverse({ ssi, env, host: '127.0.0.5', client: c })).rejects.toThrow(
+      `lamgrow is not supported in this universe: ${why}`,
+    );
+    expect((await c.universe()).map((n) => n.id)).toEqual([0, 1]);
+    for (const n of u.universe) expect(isAlive(n.pid)).toBe(true);
+    expect(existsSync(u.sessionDir(1))).toBe(true);
+  });
+
   it('lamhalt leaves no lamd, no started process and no session directory', async () => {
     const u = await bootLocal(A);
     const c = await u.client(1);

@@ -618,11 +618,17 @@ export class Communicator {
   }
 
   private checkDest(dest: number): MpiError | null {
+    if (this.freed) return this.freedError();
     return dest === PROC_NULL ? null : this.badRank(dest, 'destination');
   }
 
   private checkSource(source: number): MpiError | null {
+    if (this.freed) return this.freedError();
     return source === ANY_SOURCE || source === PROC_NULL ? null : this.badRank(source, 'source');
+  }
+
+  private freedError(): MpiError {
+    return new MpiError(ErrorClass.ERR_COMM, `${this.name} has been freed`);
   }
 
   private checkTag(tag: number, receive: boolean): MpiError | null {

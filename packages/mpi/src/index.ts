@@ -5,6 +5,21 @@
  */
 import { Keyval } from './attributes';
 import { IN_PLACE } from './coll/arguments';
+import {
+  BAND,
+  BOR,
+  BXOR,
+  createOp,
+  LAND,
+  LOR,
+  LXOR,
+  MAX,
+  MAXLOC,
+  MIN,
+  MINLOC,
+  PROD,
+  SUM,
+} from './coll/ops';
 import { Communicator } from './comm';
 import {
   ANY_SOURCE,
@@ -53,6 +68,19 @@ export const MPI = {
   SIMILAR,
   UNEQUAL,
   BSEND_OVERHEAD,
+  SUM,
+  PROD,
+  MAX,
+  MIN,
+  LAND,
+  LOR,
+  LXOR,
+  BAND,
+  BOR,
+  BXOR,
+  MAXLOC,
+  MINLOC,
+  createOp,
   THREAD_SINGLE,
   THREAD_FUNNELED,
   THREAD_SERIALIZED,
@@ -78,6 +106,22 @@ export { BASE_TAG } from './coll/base-exchange';
 export type { CommColl } from './coll/framework';
 export { COLL_BASE_PARAMS, CollFramework, FALLBACK_MODULE } from './coll/framework';
 export type { ReduceOp } from './coll/ops';
+export {
+  BAND,
+  BOR,
+  BUILTIN_OPS,
+  BXOR,
+  createOp,
+  LAND,
+  LOR,
+  LXOR,
+  MAX,
+  MAXLOC,
+  MIN,
+  MINLOC,
+  PROD,
+  SUM,
+} from './coll/ops';
 export type {
   CollActions,
   CollContext,

@@ -19,6 +19,13 @@ class KeepAlive {
     if (this.holds === 0) return;
     if (--this.holds === 0) this.timer?.unref();
   }
+
+  /** MPI is finalized: requests left active (a timed-out collective's) hold nothing any more. */
+  stop(): void {
+    this.holds = 0;
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+  }
 }
 
 export const keepAlive = new KeepAlive();

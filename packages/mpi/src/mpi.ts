@@ -412,7 +412,7 @@ export class Mpi implements CommHost {
     try {
       await this.finalizeWithRuntime(engine);
     } finally {
-      keepAlive.release();
+      keepAlive.stop();
     }
   }
 

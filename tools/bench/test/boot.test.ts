@@ -1,6 +1,17 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { BOOT_BASE_PARAMS } from '@ssi/lam';
+import type { Testbed } from '@ssi/testbed';
 import { describe, expect, it } from 'vitest';
-import { type BootRow, bootColumns, bootVariants, planBoot, ratios } from '../src/commands/boot';
+import {
+  type BootRow,
+  bootColumns,
+  bootVariants,
+  pbsdshStandIn,
+  planBoot,
+  ratios,
+} from '../src/commands/boot';
 import { formatTable, stat } from '../src/harness';
 
 describe('boot benchmark: plan and table', () => {
@@ -21,25 +32,51 @@ describe('boot benchmark: plan and table', () => {
     expect(planBoot([]).winSize).toBe(5);
   });
 
+  it('the tm variant boots with tm in a reproduced PBS job on the measured hosts', () => {
+    const tm = bootVariants(4).find((v) => v.name === 'tm')!;
+    expect(tm.ssi).toEqual({ boot: 'tm', boot_base_linear_win_size: '4' });
+    expect(existsSync(pbsdshStandIn())).toBe(true);
+    const workDir = mkdtempSync(join(tmpdir(), 'ssi-bench-boot-test-'));
+    try {
+      const hosts = [
+        { name: 'h1', address: '127.0.0.2' },
+        { name: 'h2', address: '127.0.0.3' },
+      ];
+      const testbed = { sshCommand: ['ssh', '-F', '/tb/ssh_config'] } as unknown as Testbed;
+      const env = tm.env!({ testbed, hosts, schema: '/x', workDir });
+      expect(readFileSync(env.PBS_NODEFILE!, 'utf8')).toBe('127.0.0.2\n127.0.0.3\n');
+      expect(env).toMatchObject({
+        PBS_ENVIRONMENT: 'PBS_BATCH',
+        SSI_PBSDSH_SSH: 'ssh -F /tb/ssh_config',
+      });
+      expect(env.PBS_JOBID).toMatch(/\.bench-standin$/);
+      expect(env.PATH!.split(':')[0]).toBe(join(workDir, 'pbs-bin'));
+      expect(existsSync(join(workDir, 'pbs-bin', 'pbsdsh'))).toBe(true);
+    } finally {
+      rmSync(workDir, { recursive: true, force: true });
+    }
+  });
+
   it('options: defaults, host lists, --only, and typos refused', () => {
     const p = planBoot([]);
     expect(p.hosts).toEqual([1, 2, 4, 8]);
     expect(p.reps).toBe(5);
-    expect(p.variants.map((v) => v.name)).toEqual(['linear', 'windowed']);
+    expect(p.variants.map((v) => v.name)).toEqual(['linear', 'windowed', 'tm']);
     const q = planBoot(['--hosts', '8,2,2', '--reps', '3', '--only', 'windowed', '--win-size=2']);
     expect(q.hosts).toEqual([2, 8]);
     expect(q.reps).toBe(3);
     expect(q.variants.map((v) => v.ssi.boot_base_linear_win_size)).toEqual(['2']);
     expect(() => planBoot(['--hosts', '0'])).toThrow(/--hosts/);
     expect(() => planBoot(['--hosts', '254'])).toThrow(/--hosts/);
-    expect(() => planBoot(['--only', 'tm'])).toThrow(/--only: unknown "tm"/);
+    expect(planBoot(['--only', 'tm']).variants.map((v) => v.name)).toEqual(['tm']);
+    expect(() => planBoot(['--only', 'pbs'])).toThrow(/--only: unknown "pbs"/);
     expect(() => planBoot(['--reps', '0'])).toThrow(/--reps/);
     expect(() => planBoot(['--win-size', 'x'])).toThrow(/--win-size/);
     expect(() => planBoot(['--rep', '3'])).toThrow(/unknown option --rep/);
   });
 
   it('ratio columns divide each variant by the first one; missing ones show as -', () => {
-    const v = bootVariants(5);
+    const v = bootVariants(5).slice(0, 2);
     const rows: BootRow[] = [
       { hosts: 2, results: { linear: stat([100, 300, 200]), windowed: stat([150, 50, 100]) } },
       { hosts: 4, results: { windowed: stat([80]) } },

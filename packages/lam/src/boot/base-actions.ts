@@ -19,7 +19,9 @@ export interface BaseActionsOptions {
 /**
  * A complete set of boot actions built from the framework base (App. B.1): schema parsing or
  * lamgrow's node list, verification, the linear / windowed algorithms and the TCP rendezvous.
- * A module supplies `startRteProc` and may override any action by spreading the result.
+ * A module supplies `startRteProc` and may override any action by spreading the result:
+ * `{ ...base, receiveLamdInfo }`. The algorithms call the actions of the object
+ * `startRteProcs` is called on, so such overrides are the ones used during a boot.
  */
 export function baseBootActions(opts: BaseActionsOptions): BootActions {
   const { ctx } = opts;
@@ -60,8 +62,16 @@ export function baseBootActions(opts: BaseActionsOptions): BootActions {
     prepareBoot() {},
 
     startRteProcs(nodes, which, options) {
+      // `this`: the module's actions when it spread these and overrode some of them
+      const self: BootActions = this && typeof this === 'object' ? this : actions;
       return runBootAlgorithm(
-        { actions, ctx, nodes, which, options: { ...options, rendezvousAt: rendezvous.address } },
+        {
+          actions: self,
+          ctx,
+          nodes,
+          which,
+          options: { ...options, rendezvousAt: rendezvous.address },
+        },
         opts.algorithm,
       );
     },

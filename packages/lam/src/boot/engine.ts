@@ -1,6 +1,7 @@
 import type { Discovery, ParamRegistry } from '@ssi/core';
 import { createVerboseStream } from '@ssi/core';
 import { LamClient } from '../client/lam-client';
+import { refuseResize } from '../client/resize-guard';
 import { LamError } from '../errors';
 import { registerLamParams } from '../params';
 import { isProcessAlive } from '../session/proc-identity';
@@ -270,6 +271,7 @@ export async function growUniverse(
     opts.client ??
     (await LamClient.connect({ env: opts.env, params: opts.ssi.params, name: 'lamgrow' }));
   try {
+    refuseResize(client.sessionDir, 'lamgrow');
     const universe = await client.universe();
     const secret = readSecret(client.sessionDir!);
     const ctx = bootContext(opts, secret, { universe, localNodeId: client.node });

@@ -25,6 +25,7 @@ export interface RendezvousOptions {
 interface Waiter {
   nodes: BootNode[];
   resolve: (node: BootNode) => void;
+  reject: (err: Error) => void;
 }
 
 /**
@@ -71,7 +72,11 @@ export class TcpRendezvous {
     const ready = nodes.find((n) => this.arrived.has(n));
     if (ready) return Promise.resolve(this.take(ready));
     return new Promise((resolve, reject) => {
-      const waiter: Waiter = { nodes, resolve: (n) => done(() => resolve(n)) };
+      const waiter: Waiter = {
+        nodes,
+        resolve: (n) => done(() => resolve(n)),
+        reject: (err) => done(() => reject(err)),
+      };
       const timer = setTimeout(() => {
         done(() =>
           reject(
@@ -91,7 +96,19 @@ export class TcpRendezvous {
     });
   }
 
+  /**
+   * Stops listening. A receive still waiting is rejected (CLOSED) at once, and its timer goes:
+   * a module that gave up on a node (its launcher failed) must not keep the process alive.
+   */
   close(): Promise<void> {
+    for (const w of [...this.waiters]) {
+      w.reject(
+        new LamError(
+          'CLOSED',
+          `the boot rendezvous was closed while waiting for ${w.nodes.map(describeBootNode).join(', ')}`,
+        ),
+      );
+    }
     const server = this.server;
     this.server = undefined;
     if (!server) return Promise.resolve();

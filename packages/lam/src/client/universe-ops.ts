@@ -3,6 +3,7 @@ import { LamError } from '../errors';
 import { unknownNode } from '../node-spec';
 import type { UniverseNode } from '../universe';
 import type { LamClient } from './lam-client';
+import { refuseResize } from './resize-guard';
 
 export interface NodeOutcome<T = unknown> {
   node: UniverseNode;
@@ -63,6 +64,7 @@ export async function haltUniverse(client: LamClient, timeoutMs = 30_000): Promi
  * it routes the others' requests), then the node itself is told, and halts.
  */
 export async function shrinkUniverse(client: LamClient, id: number): Promise<NodeOutcome[]> {
+  refuseResize(client.sessionDir, 'lamshrink');
   const nodes = await client.universe();
   const target = nodes.find((n) => n.id === id);
   if (!target) throw unknownNode(id, nodes);

@@ -27,6 +27,11 @@ export interface LamdConfig {
   /** LAM_MPI_SSI_* settings given to lamboot, so the lamd sees the same parameters */
   ssiEnv: Record<string, string>;
   debug: boolean;
+  /**
+   * Set by boot modules of batch systems whose jobs have a fixed set of nodes (tm): why this
+   * universe cannot grow or shrink. lamgrow and lamshrink refuse with this reason.
+   */
+  noResize?: string;
 }
 
 /** hboot's three jobs (LAM's lamd, recon and wipe run-time processes). */
@@ -75,6 +80,7 @@ export function checkLamdConfig(value: unknown): LamdConfig {
   need(!!r && typeof r.host === 'string' && isInt(r.port, 1, 65535), 'rendezvous');
   need(isInt(c.bootTimeout, 1, 86_400), 'bootTimeout');
   need(!!c.ssiEnv && typeof c.ssiEnv === 'object', 'ssiEnv');
+  need(c.noResize === undefined || typeof c.noResize === 'string', 'noResize');
   if (problems.length > 0)
     throw bad(`lamd configuration is missing or has bad ${problems.join(', ')}`);
   return c as unknown as LamdConfig;

@@ -112,6 +112,7 @@ export class Lamd {
         suffix: this.config.sessionSuffix,
         lamdPid: process.pid,
         lamdStartTime: procStartTime(process.pid),
+        ...(this.config.noResize ? { noResize: this.config.noResize } : {}),
       });
       startReaper(join(this.sessionDir, SESSION_FILES.procs));
       this.tcpPort = await this.listenTcp();

@@ -8,6 +8,8 @@ export interface SessionInfo {
   lamdPid: number;
   /** the lamd's start time (/proc stat field 22), so a recycled pid is never mistaken for it */
   lamdStartTime?: string;
+  /** the boot module fixed this universe's nodes: why lamgrow and lamshrink refuse (LamdConfig.noResize) */
+  noResize?: string;
 }
 
 export function writeSessionInfo(dir: string, info: SessionInfo): void {

@@ -317,8 +317,7 @@ const MAX_I32: ReduceOp = {
   commutative: true,
   check: () => null,
   apply(a, b, out) {
-    for (let i = 0; i < out.length; i++)
-      out[i] = (a[i] as number) > (b[i] as number) ? a[i]! : b[i]!;
+    for (let i = 0; i < out.length; i++) out[i] = Math.max(a[i] as number, b[i] as number);
   },
 };
 

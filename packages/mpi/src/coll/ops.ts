@@ -73,31 +73,26 @@ function prodWrappingInts(a: IntArray, b: IntArray, out: IntArray): void {
 function prodBigs(a: BigArray, b: BigArray, out: BigArray): void {
   for (let i = 0, n = out.length; i < n; i++) out[i] = a[i]! * b[i]!;
 }
+// Math.max/min are symmetric (a NaN operand wins either way), as a commutative operator must be.
 function maxNumbers(a: NumberArray, b: NumberArray, out: NumberArray): void {
-  for (let i = 0, n = out.length; i < n; i++) {
-    const x = a[i]!;
-    const y = b[i]!;
-    out[i] = y > x ? y : x;
-  }
+  for (let i = 0, n = out.length; i < n; i++) out[i] = Math.max(a[i]!, b[i]!);
 }
 function maxBigs(a: BigArray, b: BigArray, out: BigArray): void {
   for (let i = 0, n = out.length; i < n; i++) {
     const x = a[i]!;
     const y = b[i]!;
+    // biome-ignore lint/complexity/useMathMinMax: Math.max does not take BigInts
     out[i] = y > x ? y : x;
   }
 }
 function minNumbers(a: NumberArray, b: NumberArray, out: NumberArray): void {
-  for (let i = 0, n = out.length; i < n; i++) {
-    const x = a[i]!;
-    const y = b[i]!;
-    out[i] = y < x ? y : x;
-  }
+  for (let i = 0, n = out.length; i < n; i++) out[i] = Math.min(a[i]!, b[i]!);
 }
 function minBigs(a: BigArray, b: BigArray, out: BigArray): void {
   for (let i = 0, n = out.length; i < n; i++) {
     const x = a[i]!;
     const y = b[i]!;
+    // biome-ignore lint/complexity/useMathMinMax: Math.min does not take BigInts
     out[i] = y < x ? y : x;
   }
 }
@@ -151,7 +146,7 @@ function locPairs(a: PairArray, b: PairArray, out: PairArray, wantMax: boolean):
     const bi = b[i + 1]!;
     if (av === bv) {
       out[i] = av;
-      out[i + 1] = ai < bi ? ai : bi;
+      out[i + 1] = Math.min(ai, bi);
     } else if (wantMax ? bv > av : bv < av) {
       out[i] = bv;
       out[i + 1] = bi;

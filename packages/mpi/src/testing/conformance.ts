@@ -18,7 +18,7 @@ import {
   UNDEFINED,
 } from '../constants';
 import { ERRORS_ARE_FATAL, ERRORS_RETURN } from '../errhandler';
-import { ErrorClass, MpiError } from '../errors';
+import { ErrorClass } from '../errors';
 import { Mpi } from '../mpi';
 import type { PersistentRequest } from '../request';
 import { Request } from '../request';

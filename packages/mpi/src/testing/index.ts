@@ -9,6 +9,30 @@ export type { JobResult, LaunchOptions } from './launcher';
 export { killAllJobs, launchJob, runJob } from './launcher';
 export { connectTestRuntime } from './test-runtime';
 
+/**
+ * Path of the collectives program (Ch. 6.3.1): `node collectives.js <case> [<case> ...]`, cases
+ * in `COLLECTIVE_CASES`.
+ */
+export const collectivesProgram: string = fileURLToPath(
+  new URL('./collectives.js', import.meta.url),
+);
+
+/** The cases of the collectives program, in the order a full run takes them. */
+export const COLLECTIVE_CASES = [
+  'barrier',
+  'bcast',
+  'gather',
+  'gatherv',
+  'scatter',
+  'allgather',
+  'alltoall',
+  'reduce',
+  'scan',
+  'comms',
+  'intercomm',
+  'bad-input',
+] as const;
+
 /** Path of the conformance program: `node conformance.js <case> [<case> ...]`. */
 export const conformanceProgram: string = fileURLToPath(
   new URL('./conformance.js', import.meta.url),

@@ -1,5 +1,13 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -24,17 +32,20 @@ import {
 
 const USAGE = `usage: node tools/bench/dist/cli.js boot [options]
 
-Wall time of lamboot (packages/cli/dist/bin/lamboot.js, run as a child process) with the rsh boot
-module over ssh to 1, 2, 4 and 8 test hosts of tools/testbed (one sshd per 127.0.0.N), with the
+Wall time of lamboot (packages/cli/dist/bin/lamboot.js, run as a child process) to 1, 2, 4 and 8
+test hosts of tools/testbed (one sshd per 127.0.0.N): with the rsh boot module over ssh, with the
 linear algorithm (boot_base_algorithm linear: each node is started and calls back before the
 next) and the linear-windowed one (boot_base_algorithm linear_windowed: up to
-boot_base_linear_win_size nodes starting at once). Each repetition is lamboot (timed), then
-lamhalt (not timed); medians over repetitions, after one warm-up boot per point.
+boot_base_linear_win_size nodes starting at once); and with the tm (PBS) boot module in a
+reproduced PBS job (PBS_* variables, a node file naming the test hosts, the stand-in pbsdsh of
+plugins/boot-tm/test/fixtures, which starts each task over ssh: NOT a real PBS MOM), which is
+always linear-windowed. Each repetition is lamboot (timed), then lamhalt (not timed); medians
+over repetitions, after one warm-up boot per point.
 
 options:
   --hosts LIST        numbers of test hosts (default 1,2,4,8; the testbed starts the largest)
   --reps N            repetitions per point (default 5; the median is reported)
-  --only LIST         run only some of: linear,windowed (default all)
+  --only LIST         run only some of: linear,windowed,tm (default all)
   --win-size N        boot_base_linear_win_size of the windowed column (default 5)
 
 Needs what the testbed needs (Linux, root, openssh-server; see tools/testbed/README.md) and a
@@ -45,9 +56,9 @@ built @ssi/cli. Uses the private session suffix bench-boot-<pid>: other universe
  * `--ssi name value`; `env` is added to lamboot's (and lamhalt's) environment. The first variant
  * is the baseline every other one is divided by.
  *
- * A `tm` column (PBS) is one more entry: `ssi: { boot: 'tm' }` and an `env` that reproduces the
- * job (PBS_NODEFILE written from `ctx.hosts` into `ctx.workDir`, PBS_* variables, a pbsdsh on
- * PATH that launches on the named test host).
+ * The `tm` column (PBS) is `ssi: { boot: 'tm' }` and an `env` that reproduces the job
+ * (PBS_NODEFILE written from `ctx.hosts` into `ctx.workDir`, PBS_* variables, the stand-in pbsdsh
+ * on PATH, which launches on the named test host through the testbed's ssh).
  */
 export interface BootVariant {
   /** name for --only and the JSON results */
@@ -91,7 +102,41 @@ export function bootVariants(winSize: number): BootVariant[] {
         boot_base_linear_win_size: String(winSize),
       },
     },
+    {
+      name: 'tm',
+      title: `tm(${winSize})`,
+      summary: `tm (PBS) through the stand-in pbsdsh (tasks started over ssh), linear_windowed, boot_base_linear_win_size ${winSize}`,
+      ssi: { boot: 'tm', boot_base_linear_win_size: String(winSize) },
+      env: pbsJobEnv,
+    },
   ];
+}
+
+/** The stand-in pbsdsh of the tm module's tests (this repository's, not PBS's). */
+export function pbsdshStandIn(): string {
+  return resolve(repoRoot(), 'plugins', 'boot-tm', 'test', 'fixtures', 'pbsdsh');
+}
+
+let pbsJobs = 0;
+
+/** A reproduced PBS job on `ctx.hosts`: node file (one line per host), PBS_*, pbsdsh on PATH. */
+export function pbsJobEnv(ctx: VariantContext): Record<string, string> {
+  const bin = join(ctx.workDir, 'pbs-bin');
+  if (!existsSync(bin)) {
+    mkdirSync(bin);
+    symlinkSync(pbsdshStandIn(), join(bin, 'pbsdsh'));
+  }
+  const nodefile = join(ctx.workDir, `pbs-nodes-${ctx.hosts.length}`);
+  writeFileSync(nodefile, ctx.hosts.map((h) => `${h.address}\n`).join(''));
+  return {
+    PATH: `${bin}:${process.env.PATH ?? ''}`,
+    PBS_ENVIRONMENT: 'PBS_BATCH',
+    PBS_JOBID: `${process.pid}.${++pbsJobs}.bench-standin`,
+    PBS_NODEFILE: nodefile,
+    PBS_O_WORKDIR: ctx.workDir,
+    SSI_PBSDSH_SSH: ctx.testbed.sshCommand.join(' '),
+    LAM_MPI_SSI_boot_tm_spool_dir: join(ctx.workDir, 'tm-spool'),
+  };
 }
 
 export interface BootPlan {
@@ -181,18 +226,20 @@ export function bootColumns(variants: BootVariant[]): Column<BootRow>[] {
 
 // ---- running lamboot / lamhalt ------------------------------------------------------------
 
-/** packages/cli/dist/bin of this repository (dist/cli.js is tools/bench/dist/cli.js). */
+/** The repository: the first directory upward holding pnpm-workspace.yaml (from dist/ or src/). */
+function repoRoot(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(join(dir, 'pnpm-workspace.yaml'))) {
+    const parent = dirname(dir);
+    if (parent === dir) throw new Error('boot: cannot find the repository (pnpm-workspace.yaml)');
+    dir = parent;
+  }
+  return dir;
+}
+
+/** packages/cli/dist/bin of this repository. */
 function cliBinDir(): string {
-  return resolve(
-    dirname(fileURLToPath(import.meta.url)),
-    '..',
-    '..',
-    '..',
-    'packages',
-    'cli',
-    'dist',
-    'bin',
-  );
+  return resolve(repoRoot(), 'packages', 'cli', 'dist', 'bin');
 }
 
 interface ChildResult {
@@ -528,7 +575,7 @@ async function runBoot(args: string[]): Promise<number> {
   if (failure) throw failure;
 
   console.log(
-    `lamboot wall time, rsh boot module over ssh to test hosts (median of ${plan.reps}; ratio < 1: windowed faster)\n`,
+    `lamboot wall time to test hosts: rsh over ssh (linear, windowed), tm through the stand-in pbsdsh (median of ${plan.reps}; ratio < 1: faster than linear)\n`,
   );
   console.log(formatTable(bootColumns(plan.variants), rows));
   const file = writeResults('boot', {
@@ -552,7 +599,8 @@ async function runBoot(args: string[]): Promise<number> {
 
 export const bootCommand: BenchCommand = {
   name: 'boot',
-  summary: 'lamboot wall time over ssh test hosts: linear vs linear-windowed algorithm',
+  summary:
+    'lamboot wall time over ssh test hosts: rsh linear vs linear-windowed, and tm (PBS stand-in)',
   usage: USAGE,
   run: runBoot,
 };

@@ -1,5 +1,6 @@
 import type { BenchCommand } from '../harness';
 import { bootCommand } from './boot';
+import { pingpongCommand } from './pingpong';
 import { shmCommand } from './shm';
 
 /**
@@ -7,4 +8,4 @@ import { shmCommand } from './shm';
  * src/commands/<name>.ts exporting a BenchCommand that measures with `repeat`, prints with
  * `formatTable` and saves with `writeResults`, then list it here.
  */
-export const COMMANDS: BenchCommand[] = [shmCommand, bootCommand];
+export const COMMANDS: BenchCommand[] = [shmCommand, bootCommand, pingpongCommand];

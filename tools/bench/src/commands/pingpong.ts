@@ -1,0 +1,797 @@
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { delimiter, dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import {
+  type BenchCommand,
+  type Column,
+  formatSize,
+  formatTable,
+  nowNs,
+  Options,
+  type Stat,
+  stat,
+  writeResults,
+} from '../harness';
+
+const USAGE = `usage: node tools/bench/dist/cli.js pingpong [options]
+
+NetPIPE-style ping-pong between 2 processes on this machine (Ch. 5.3.2), three columns measured
+in the same run by the same loop (send, then receive into a preallocated buffer; the peer echoes):
+  tcp     2 ranks of @ssi/mpi with --ssi rpi tcp (launchJob of @ssi/mpi/testing)
+  raw     baseline: a plain Node TCP socket over 127.0.0.1 (Nagle off) with the tcp rpi's framing
+          (32-byte envelope + body, read into a preallocated buffer)
+  ompi    Open MPI: tools/bench/c/pingpong.c compiled with mpicc, run with
+          mpirun --mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include lo (TCP on loopback)
+One-way time = round trip / 2; bandwidth = size / one-way time. Repetitions are interleaved:
+round r runs every column once (4000 round trips of 8 bytes to warm up the processes, then per
+size a warm-up pass of a quarter of the iterations and a timed pass). In every column
+process 0 runs on the first CPU of --cpus and process 1 on the second (taskset / sched_setaffinity).
+
+options:
+  --reps N          repetitions (rounds) per point (default 5; the median is reported)
+  --lat-sizes LIST  latency sizes (default 0,8,64,1k)
+  --bw-sizes LIST   bandwidth sizes (default 1k,4k,16k,64k,256k,1m,4m,16m)
+  --only LIST       run only some of: tcp,raw,ompi (default all)
+  --cpus A,B|none   pin process 0 to CPU A and process 1 to CPU B (default: the first two CPUs this
+                    process may use; A = B puts both on one CPU; none: the scheduler decides)
+  --quick           a tenth of the iterations (a smoke run; numbers are noisier)`;
+
+/** The columns, in table order. */
+export const PINGPONG_COLUMNS = ['tcp', 'raw', 'ompi'] as const;
+export type PingPongColumn = (typeof PINGPONG_COLUMNS)[number];
+
+export const COLUMN_TITLES: Record<PingPongColumn, string> = {
+  tcp: 'tcp rpi',
+  raw: 'raw socket',
+  ompi: 'Open MPI',
+};
+
+/**
+ * Open MPI's mpirun flags: 2 ranks here, ob1 over the TCP BTL on the loopback interface. The ranks
+ * pin themselves (SSI_BENCH_CPUS, exported with -x), so Open MPI binds nothing; two ranks on one
+ * CPU must yield when idle (Open MPI busy-polls otherwise and each waits out the other's slice).
+ */
+export function ompiFlags(cpus: readonly number[] | null): string[] {
+  const flags = ['--allow-run-as-root', '--oversubscribe', '-np', '2', '--bind-to', 'none'];
+  flags.push(
+    '--mca',
+    'pml',
+    'ob1',
+    '--mca',
+    'btl',
+    'tcp,self',
+    '--mca',
+    'btl_tcp_if_include',
+    'lo',
+  );
+  if (cpus) {
+    flags.push('-x', 'SSI_BENCH_CPUS');
+    if (cpus[0] === cpus[1]) flags.push('--mca', 'mpi_yield_when_idle', '1');
+  }
+  return flags;
+}
+
+export const OMPI_INSTALL_HINT =
+  'install Open MPI (Debian/Ubuntu: apt-get install openmpi-bin libopenmpi-dev, or run ' +
+  '.ci/install-system-deps.sh)';
+
+/** One message size: how many round trips a timed pass does. */
+export interface Point {
+  size: number;
+  iters: number;
+  latency: boolean;
+  bandwidth: boolean;
+}
+
+export interface PingPongPlan {
+  reps: number;
+  quick: boolean;
+  latSizes: number[];
+  bwSizes: number[];
+  columns: PingPongColumn[];
+  /** CPUs of process 0 and process 1, or null: not pinned. */
+  cpus: [number, number] | null;
+  /** The union of both size lists, ascending, each measured once per column and round. */
+  points: Point[];
+}
+
+const MiB = 1024 * 1024;
+
+/**
+ * Round trips per timed pass: 2000 for small messages (0.1-0.4 s at Node's loopback latency on
+ * one or two CPUs), else enough for 128 MiB each way (about 0.1-0.2 s at 1-3 GB/s), at least 8.
+ */
+export function iterations(size: number, quick: boolean): number {
+  const n = Math.min(2000, Math.max(8, Math.round((128 * MiB) / Math.max(1, size))));
+  return quick ? Math.max(2, Math.round(n / 10)) : n;
+}
+
+/** "0-3,6" -> [0, 1, 2, 3, 6] (the format of Cpus_allowed_list in /proc/<pid>/status). */
+export function parseCpuList(text: string): number[] {
+  const out: number[] = [];
+  for (const part of text.trim().split(',')) {
+    const m = /^(\d+)(?:-(\d+))?$/.exec(part.trim());
+    if (!m) throw new Error(`bad CPU list "${text}"`);
+    const a = Number(m[1]);
+    const b = m[2] === undefined ? a : Number(m[2]);
+    for (let c = a; c <= b; c++) out.push(c);
+  }
+  return out;
+}
+
+/** The CPUs this process may run on (Linux), or undefined when that cannot be read. */
+function allowedCpus(): number[] | undefined {
+  try {
+    const m = /^Cpus_allowed_list:\s*(.+)$/m.exec(readFileSync('/proc/self/status', 'utf8'));
+    return m ? parseCpuList(m[1]!) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * `--cpus`: "A,B" pins process 0 to A and 1 to B; "none" pins nothing. The default (`allowed`:
+ * the CPUs this process may use) takes the first two, or pins nothing on a single CPU.
+ */
+export function chooseCpus(
+  option: string | undefined,
+  allowed: number[] | undefined,
+): [number, number] | null {
+  if (option === 'none') return null;
+  if (option === undefined) {
+    if (allowed === undefined) return [0, 1];
+    return allowed.length >= 2 ? [allowed[0]!, allowed[1]!] : null;
+  }
+  const xs = option.split(',').map((x) => (/^\d+$/.test(x.trim()) ? Number(x) : Number.NaN));
+  if (xs.length !== 2 || xs.some((x) => Number.isNaN(x)))
+    throw new Error(`--cpus needs two CPU numbers (A,B) or none, got "${option}"`);
+  if (allowed !== undefined)
+    for (const x of xs)
+      if (!allowed.includes(x))
+        throw new Error(`--cpus: CPU ${x} is not one this process may use (${allowed.join(',')})`);
+  return [xs[0]!, xs[1]!];
+}
+
+export function planPingPong(args: string[], allowed = allowedCpus()): PingPongPlan {
+  const o = new Options(args);
+  const bad = o.unknown(['reps', 'lat-sizes', 'bw-sizes', 'only', 'cpus', 'quick']);
+  if (bad.length > 0) throw new Error(`unknown option --${bad[0]}\n\n${USAGE}`);
+  if (o.positional.length > 0)
+    throw new Error(`unexpected argument "${o.positional[0]}"\n\n${USAGE}`);
+  const reps = o.number('reps', 5);
+  if (!Number.isInteger(reps) || reps < 1) throw new Error('--reps needs an integer >= 1');
+  const quick = o.has('quick');
+  const latSizes = o.sizes('lat-sizes', [0, 8, 64, 1024]);
+  const bwSizes = o.sizes('bw-sizes', [
+    1024,
+    4096,
+    16384,
+    65536,
+    256 * 1024,
+    MiB,
+    4 * MiB,
+    16 * MiB,
+  ]);
+  const only = o.string('only', PINGPONG_COLUMNS.join(',')).split(',').filter(Boolean);
+  for (const c of only)
+    if (!(PINGPONG_COLUMNS as readonly string[]).includes(c))
+      throw new Error(`--only: no column "${c}" (choose from ${PINGPONG_COLUMNS.join(',')})`);
+  if (only.length === 0) throw new Error('--only: name at least one column');
+  const columns = PINGPONG_COLUMNS.filter((c) => only.includes(c));
+  const cpus = chooseCpus(o.has('cpus') ? o.string('cpus', '') : undefined, allowed);
+  const sizes = [...new Set([...latSizes, ...bwSizes])].sort((a, b) => a - b);
+  for (const s of sizes)
+    if (!Number.isInteger(s) || s > 0xffffffff)
+      throw new Error(`size ${s}: sizes are whole bytes below 4 GiB`);
+  const points = sizes.map((size) => ({
+    size,
+    iters: iterations(size, quick),
+    latency: latSizes.includes(size),
+    bandwidth: bwSizes.includes(size),
+  }));
+  return { reps, quick, latSizes, bwSizes, columns, cpus, points };
+}
+
+/** The arguments every driver takes: `<reps> <size>:<iters>...`. */
+export function driverArgs(reps: number, points: readonly Point[]): string[] {
+  return [String(reps), ...points.map((p) => `${p.size}:${p.iters}`)];
+}
+
+/** One line of a driver's output. */
+export interface DriverSample {
+  size: number;
+  iters: number;
+  oneWayNs: number[];
+}
+
+const PREFIX = 'PINGPONG ';
+
+/**
+ * Parses one line a driver prints (`PINGPONG {"size":S,"iters":I,"oneWayNs":[...]}`); any other
+ * line (a warning of mpirun, say) gives undefined. A PINGPONG line that is not well formed throws.
+ */
+export function parseDriverLine(line: string): DriverSample | undefined {
+  const l = line.trim();
+  if (!l.startsWith(PREFIX)) return undefined;
+  let v: unknown;
+  try {
+    v = JSON.parse(l.slice(PREFIX.length));
+  } catch {
+    throw new Error(`malformed driver line: ${l}`);
+  }
+  const o = v as Partial<DriverSample> | null;
+  const ok =
+    o !== null &&
+    typeof o === 'object' &&
+    Number.isInteger(o.size) &&
+    o.size! >= 0 &&
+    Number.isInteger(o.iters) &&
+    o.iters! > 0 &&
+    Array.isArray(o.oneWayNs) &&
+    o.oneWayNs.length > 0 &&
+    o.oneWayNs.every((x) => typeof x === 'number' && Number.isFinite(x) && x > 0);
+  if (!ok) throw new Error(`malformed driver line: ${l}`);
+  return { size: o.size!, iters: o.iters!, oneWayNs: o.oneWayNs! };
+}
+
+/**
+ * Parses a driver's whole output and checks it against the plan: exactly one sample line per
+ * point, in order, with the planned iterations and `reps` samples.
+ */
+export function parseDriverOutput(
+  text: string,
+  points: readonly Point[],
+  reps: number,
+): DriverSample[] {
+  const out: DriverSample[] = [];
+  for (const line of text.split('\n')) {
+    const s = parseDriverLine(line);
+    if (s) out.push(s);
+  }
+  if (out.length !== points.length)
+    throw new Error(`expected ${points.length} results, got ${out.length}`);
+  out.forEach((s, i) => {
+    const p = points[i]!;
+    if (s.size !== p.size || s.iters !== p.iters)
+      throw new Error(`result ${i}: expected ${p.size}:${p.iters}, got ${s.size}:${s.iters}`);
+    if (s.oneWayNs.length !== reps)
+      throw new Error(`result ${i}: expected ${reps} samples, got ${s.oneWayNs.length}`);
+  });
+  return out;
+}
+
+/** `Open MPI` when `mpirun --version` says so: "mpirun (Open MPI) 4.1.4" -> "4.1.4". */
+export function openMpiVersion(versionText: string): string | undefined {
+  return /\(Open MPI\)\s+(\S+)/.exec(versionText)?.[1];
+}
+
+// ---- running the drivers ------------------------------------------------------------------
+
+/** tools/bench: the directory with programs/ and c/ (found from dist/ or src/commands/). */
+function benchRoot(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 4; i++) {
+    if (existsSync(join(dir, 'programs', 'pingpong-mpi.mjs'))) return dir;
+    dir = dirname(dir);
+  }
+  throw new Error('cannot find tools/bench/programs/pingpong-mpi.mjs');
+}
+
+/** @ssi/mpi's built entry points: tools/bench does not depend on it, the workspace has it. */
+function mpiDist(root: string): { index: string; testing: string } {
+  for (const pkg of [
+    join(root, 'node_modules', '@ssi', 'mpi'),
+    join(root, '..', '..', 'packages', 'mpi'),
+  ]) {
+    const index = join(pkg, 'dist', 'index.js');
+    const testing = join(pkg, 'dist', 'testing', 'index.js');
+    if (existsSync(index) && existsSync(testing)) return { index, testing };
+  }
+  throw new Error('@ssi/mpi is not built (packages/mpi/dist): run `pnpm build` in packages/mpi');
+}
+
+interface JobResultLike {
+  ok: boolean;
+  failure?: string;
+  output: string;
+  stdout: string[];
+}
+interface MpiTesting {
+  launchJob(o: {
+    np: number;
+    program: string;
+    args?: readonly string[];
+    ssi?: Record<string, string | number | boolean>;
+    env?: Record<string, string>;
+    timeoutMs?: number;
+    label?: string;
+  }): Promise<JobResultLike>;
+  killAllJobs(): void;
+}
+
+function which(cmd: string): string | undefined {
+  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
+    if (dir && existsSync(join(dir, cmd))) return join(dir, cmd);
+  }
+  return undefined;
+}
+
+/**
+ * Child processes this run started and that may still run (killed on errors and signals), each
+ * with whether it leads a process group of its own (mpirun: the kill must reach its ranks).
+ */
+const children = new Map<ChildProcess, boolean>();
+/** `killAllJobs` of @ssi/mpi/testing once loaded: the ranks `launchJob` started. */
+let killMpiJobs: (() => void) | undefined;
+
+function track(child: ChildProcess, group = false): ChildProcess {
+  children.set(child, group);
+  child.once('exit', () => children.delete(child));
+  return child;
+}
+
+function killChildren(): void {
+  killMpiJobs?.();
+  for (const [c, group] of children) {
+    if (c.exitCode !== null || c.signalCode !== null || c.pid === undefined) continue;
+    try {
+      if (group) process.kill(-c.pid, 'SIGKILL');
+      else c.kill('SIGKILL');
+    } catch {
+      c.kill('SIGKILL');
+    }
+  }
+}
+
+interface Finished {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs a child to its end, collecting its output; kills it (and the rest) after `timeoutMs`. */
+function runChild(
+  child: ChildProcess,
+  what: string,
+  timeoutMs: number,
+  group = false,
+): Promise<Finished> {
+  track(child, group);
+  return new Promise((resolve, reject) => {
+    let stdout = '';
+    let stderr = '';
+    const timer = setTimeout(() => {
+      killChildren();
+      reject(new Error(`${what}: no result after ${timeoutMs / 1000} s (killed)\n${stderr}`));
+    }, timeoutMs);
+    child.stdout!.setEncoding('utf8');
+    child.stdout!.on('data', (d: string) => {
+      stdout += d;
+    });
+    child.stderr?.setEncoding('utf8');
+    child.stderr?.on('data', (d: string) => {
+      stderr += d;
+    });
+    child.once('error', (err) => {
+      clearTimeout(timer);
+      reject(new Error(`${what}: ${err.message}`));
+    });
+    child.once('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr });
+    });
+  });
+}
+
+/** Waits for a line starting with `prefix` on a child's stdout. */
+function firstLine(child: ChildProcess, prefix: string, timeoutMs: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let buf = '';
+    const timer = setTimeout(
+      () => reject(new Error(`no "${prefix}" line within ${timeoutMs} ms`)),
+      timeoutMs,
+    );
+    const onData = (d: Buffer) => {
+      buf += d.toString();
+      const l = buf.split('\n').find((x) => x.startsWith(prefix));
+      if (l !== undefined) {
+        clearTimeout(timer);
+        child.stdout!.off('data', onData);
+        resolve(l.slice(prefix.length).trim());
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`exited (${code}) before printing "${prefix}"`));
+    });
+  });
+}
+
+/** How one column runs one round: resolves with the driver's stdout. */
+type Runner = (args: string[], timeoutMs: number) => Promise<string>;
+
+/** The drivers' environment: SSI_BENCH_CPUS set to the plan's CPUs, or removed. */
+function cpuEnv(cpus: readonly number[] | null): Record<string, string> {
+  return cpus ? { SSI_BENCH_CPUS: cpus.join(',') } : {};
+}
+
+function envWith(cpus: readonly number[] | null): NodeJS.ProcessEnv {
+  const env = { ...process.env, ...cpuEnv(cpus) };
+  if (!cpus) delete env.SSI_BENCH_CPUS;
+  return env;
+}
+
+async function tcpRunner(
+  root: string,
+  cpus: readonly number[] | null,
+): Promise<{ run: Runner; info: Record<string, unknown> }> {
+  const dist = mpiDist(root);
+  const testing = (await import(pathToFileURL(dist.testing).href)) as MpiTesting;
+  killMpiJobs = () => testing.killAllJobs();
+  const program = join(root, 'programs', 'pingpong-mpi.mjs');
+  const run: Runner = async (args, timeoutMs) => {
+    const r = await testing.launchJob({
+      np: 2,
+      program,
+      args,
+      ssi: { rpi: 'tcp' },
+      env: { SSI_BENCH_MPI_URL: pathToFileURL(dist.index).href, ...cpuEnv(cpus) },
+      timeoutMs,
+      label: 'pingpong (tcp rpi)',
+    });
+    if (!r.ok) {
+      testing.killAllJobs(); // launchJob has killed them already; no rank may outlive the run
+      throw new Error(`${r.failure}\n${r.output.split('\n').slice(-30).join('\n')}`);
+    }
+    return r.stdout[0] ?? '';
+  };
+  return { run, info: { program, mpi: dist.index, ssi: { rpi: 'tcp' } } };
+}
+
+function rawRunner(
+  root: string,
+  maxSize: number,
+  cpus: readonly number[] | null,
+): { run: Runner; info: Record<string, unknown> } {
+  const program = join(root, 'programs', 'pingpong-raw.mjs');
+  const run: Runner = async (args, timeoutMs) => {
+    const echo = track(
+      spawn(process.execPath, [program, 'echo', String(maxSize)], {
+        stdio: ['ignore', 'pipe', 'inherit'],
+        env: envWith(cpus),
+      }),
+    );
+    try {
+      const port = await firstLine(echo, 'PORT', 15_000);
+      const ping = spawn(process.execPath, [program, 'ping', port, ...args], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: envWith(cpus),
+      });
+      const r = await runChild(ping, 'raw socket ping-pong', timeoutMs);
+      if (r.code !== 0)
+        throw new Error(`raw socket ping-pong exited with ${r.code ?? r.signal}\n${r.stderr}`);
+      return r.stdout;
+    } finally {
+      // The echo side exits when the connection closes; make sure.
+      if (echo.exitCode === null && echo.signalCode === null) {
+        const gone = new Promise((res) => echo.once('exit', res));
+        const t = setTimeout(() => echo.kill('SIGKILL'), 2000);
+        await gone;
+        clearTimeout(t);
+      }
+    }
+  };
+  return { run, info: { program } };
+}
+
+/**
+ * Open MPI: compiles c/pingpong.c into `workDir`. Returns undefined (with a reason) when mpicc or
+ * mpirun is missing, is not Open MPI, or cannot compile the driver.
+ */
+function ompiRunner(
+  root: string,
+  workDir: string,
+  cpus: readonly number[] | null,
+): { run: Runner; info: Record<string, unknown> } | { skip: string } {
+  const mpicc = which('mpicc');
+  const mpirun = which('mpirun');
+  if (!mpicc || !mpirun)
+    return { skip: `${!mpicc ? 'mpicc' : 'mpirun'} not found on PATH; ${OMPI_INSTALL_HINT}` };
+  const v = spawnSync(mpirun, ['--version'], { encoding: 'utf8', timeout: 20_000 });
+  const version = openMpiVersion(`${v.stdout ?? ''}${v.stderr ?? ''}`);
+  if (!version)
+    return {
+      skip: `${mpirun} is not Open MPI ("${(v.stdout ?? '').split('\n')[0]}"); ${OMPI_INSTALL_HINT}`,
+    };
+  const source = join(root, 'c', 'pingpong.c');
+  const binary = join(workDir, 'pingpong');
+  const cc = spawnSync(mpicc, ['-O2', '-o', binary, source], {
+    encoding: 'utf8',
+    timeout: 120_000,
+  });
+  if (cc.status !== 0)
+    return {
+      skip: `mpicc could not compile ${source} (${(cc.stderr || cc.error?.message || '').trim()}); ${OMPI_INSTALL_HINT}`,
+    };
+  const flags = ompiFlags(cpus);
+  const run: Runner = async (args, timeoutMs) => {
+    const child = spawn(mpirun, [...flags, binary, ...args], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: envWith(cpus),
+      detached: true, // a process group of its own, so that a kill reaches the ranks
+    });
+    const r = await runChild(child, 'Open MPI ping-pong', timeoutMs, true);
+    if (r.code !== 0)
+      throw new Error(
+        `mpirun ${flags.join(' ')} ... exited with ${r.code ?? r.signal}\n${r.stderr}`,
+      );
+    return r.stdout;
+  };
+  return {
+    run,
+    info: {
+      version,
+      mpirun: `${mpirun} ${flags.join(' ')} ${binary}`,
+      compile: `${mpicc} -O2 -o ${binary} ${source}`,
+    },
+  };
+}
+
+/**
+ * The commit of the code measured, and whether @ssi/mpi or the tcp rpi has changes not committed
+ * (read-only git; undefined outside a git checkout).
+ */
+function sourceState(root: string): Record<string, unknown> | undefined {
+  const git = (args: string[]) =>
+    spawnSync('git', ['-C', join(root, '..', '..'), ...args], {
+      encoding: 'utf8',
+      timeout: 10_000,
+    });
+  const head = git(['rev-parse', 'HEAD']);
+  if (head.status !== 0) return undefined;
+  const dirty = git(['status', '--porcelain', '--', 'packages/mpi', 'plugins/rpi-tcp']);
+  return {
+    commit: head.stdout.trim(),
+    uncommitted: dirty.stdout.split('\n').filter(Boolean),
+  };
+}
+
+// ---- results ------------------------------------------------------------------------------
+
+export interface PingPongRow {
+  size: number;
+  iters: number;
+  latency: boolean;
+  bandwidth: boolean;
+  tcp?: Stat;
+  raw?: Stat;
+  ompi?: Stat;
+}
+
+const us = (s?: Stat) => (s ? s.median / 1000 : null);
+const gbs = (size: number, s?: Stat) => (s ? size / s.median : null);
+const ratio = (a?: Stat, b?: Stat) => (a && b ? a.median / b.median : null);
+/** Bandwidth of `a` as a percentage of `b`'s (= b's time / a's time). */
+const pct = (a?: Stat, b?: Stat) => (a && b ? (100 * b.median) / a.median : null);
+
+export function latencyColumns(columns: PingPongColumn[]): Column<PingPongRow>[] {
+  const has = (c: PingPongColumn) => columns.includes(c);
+  const cols: Column<PingPongRow>[] = [{ title: 'size', value: (r) => formatSize(r.size) }];
+  for (const c of columns) cols.push({ title: COLUMN_TITLES[c], value: (r) => us(r[c]) });
+  if (has('tcp') && has('raw')) cols.push({ title: 'tcp/raw', value: (r) => ratio(r.tcp, r.raw) });
+  if (has('ompi') && has('raw'))
+    cols.push({ title: 'ompi/raw', value: (r) => ratio(r.ompi, r.raw) });
+  return cols;
+}
+
+export function bandwidthColumns(columns: PingPongColumn[]): Column<PingPongRow>[] {
+  const has = (c: PingPongColumn) => columns.includes(c);
+  const cols: Column<PingPongRow>[] = [{ title: 'size', value: (r) => formatSize(r.size) }];
+  for (const c of columns)
+    cols.push({ title: COLUMN_TITLES[c], value: (r) => gbs(r.size, r[c]), digits: 3 });
+  if (has('tcp') && has('raw'))
+    cols.push({ title: 'tcp/raw %', value: (r) => pct(r.tcp, r.raw), digits: 1 });
+  if (has('ompi') && has('raw'))
+    cols.push({ title: 'ompi/raw %', value: (r) => pct(r.ompi, r.raw), digits: 1 });
+  return cols;
+}
+
+export interface Target {
+  target: string;
+  measured: string;
+  met: boolean;
+}
+
+/**
+ * The issue's targets, checked against this run: tcp rpi bandwidth >= 90% of the raw socket's at
+ * every bandwidth size from 256 KiB up; one-way latency <= 1.2 x the raw socket's at every
+ * latency size up to 1 KiB.
+ */
+export function checkTargets(rows: PingPongRow[]): Target[] {
+  const out: Target[] = [];
+  for (const r of rows) {
+    if (!r.tcp || !r.raw) continue;
+    if (r.latency && r.size <= 1024) {
+      const x = ratio(r.tcp, r.raw)!;
+      out.push({
+        target: `latency at ${formatSize(r.size)} <= 1.2 x raw`,
+        measured: `${x.toFixed(2)} x raw`,
+        met: x <= 1.2,
+      });
+    }
+  }
+  for (const r of rows) {
+    if (!r.tcp || !r.raw) continue;
+    if (r.bandwidth && r.size >= 256 * 1024) {
+      const p = pct(r.tcp, r.raw)!;
+      out.push({
+        target: `bandwidth at ${formatSize(r.size)} >= 90% of raw`,
+        measured: `${p.toFixed(1)} %`,
+        met: p >= 90,
+      });
+    }
+  }
+  return out;
+}
+
+// ---- the command --------------------------------------------------------------------------
+
+export const pingpongCommand: BenchCommand = {
+  name: 'pingpong',
+  summary: 'NetPIPE-style ping-pong: tcp rpi vs a raw Node TCP socket vs Open MPI (TCP, loopback)',
+  usage: USAGE,
+  async run(args) {
+    const plan = planPingPong(args);
+    const { reps, points, cpus } = plan;
+    if (cpus && !which('taskset'))
+      throw new Error('taskset (util-linux) not found: install it, or run with --cpus none');
+    const root = benchRoot();
+    const maxSize = Math.max(1, ...points.map((p) => p.size));
+    const workDir = mkdtempSync(join(tmpdir(), 'ssi-bench-pingpong-'));
+    const cleanup = () => {
+      killChildren();
+      rmSync(workDir, { recursive: true, force: true });
+    };
+    const onSignal = (sig: NodeJS.Signals) => {
+      process.stderr.write(`\n${sig}: stopping the ping-pong processes\n`);
+      cleanup();
+      process.exit(130);
+    };
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+
+    const runners: Partial<Record<PingPongColumn, Runner>> = {};
+    const info: Record<string, unknown> = {};
+    const skipped: Record<string, string> = {};
+    try {
+      for (const c of plan.columns) {
+        if (c === 'tcp') {
+          const t = await tcpRunner(root, cpus);
+          runners.tcp = t.run;
+          info.tcp = t.info;
+        } else if (c === 'raw') {
+          const t = rawRunner(root, maxSize, cpus);
+          runners.raw = t.run;
+          info.raw = t.info;
+        } else {
+          process.stderr.write('compiling c/pingpong.c with mpicc ...\n');
+          const t = ompiRunner(root, workDir, cpus);
+          if ('skip' in t) {
+            skipped.ompi = t.skip;
+            process.stderr.write(`Open MPI column skipped: ${t.skip}\n`);
+          } else {
+            runners.ompi = t.run;
+            info.ompi = t.info;
+          }
+        }
+      }
+      const columns = plan.columns.filter((c) => runners[c]);
+      const samples: Record<string, number[][]> = {};
+      for (const c of columns) samples[c] = points.map(() => []);
+      const oneArgs = driverArgs(1, points);
+      const t0 = nowNs();
+      for (let round = 0; round < reps; round++) {
+        // rotate the order, so that no column always runs first (or right after another)
+        const order = columns.map((_, i) => columns[(i + round) % columns.length]!);
+        for (const c of order) {
+          const started = nowNs();
+          const text = await runners[c]!(oneArgs, 600_000);
+          const got = parseDriverOutput(text, points, 1);
+          got.forEach((s, i) => {
+            samples[c]![i]!.push(s.oneWayNs[0]!);
+          });
+          const lat = got.find((s) => points.find((p) => p.size === s.size)?.latency);
+          const big = got[got.length - 1]!;
+          process.stderr.write(
+            `round ${round + 1}/${reps} ${COLUMN_TITLES[c].padEnd(10)} ` +
+              `${((nowNs() - started) / 1e9).toFixed(1).padStart(5)} s` +
+              (lat ? `  ${formatSize(lat.size)}: ${(lat.oneWayNs[0]! / 1000).toFixed(1)} us` : '') +
+              `  ${formatSize(big.size)}: ${(big.size / big.oneWayNs[0]!).toFixed(3)} GB/s\n`,
+          );
+        }
+      }
+      process.stderr.write(`measured in ${((nowNs() - t0) / 1e9).toFixed(0)} s\n`);
+
+      const rows: PingPongRow[] = points.map((p, i) => {
+        const row: PingPongRow = { ...p };
+        for (const c of columns) row[c] = stat(samples[c]![i]!);
+        return row;
+      });
+      const lat = rows.filter((r) => r.latency);
+      const bw = rows.filter((r) => r.bandwidth);
+      console.log(
+        cpus
+          ? `\nProcess 0 on CPU ${cpus[0]}, process 1 on CPU ${cpus[1]} (--cpus ${cpus.join(',')})`
+          : '\nProcesses not pinned (--cpus none)',
+      );
+      for (const [c, why] of Object.entries(skipped))
+        console.log(`\n${COLUMN_TITLES[c as PingPongColumn]} column skipped: ${why}`);
+      if (lat.length > 0) {
+        console.log(`\nOne-way latency, microseconds (median of ${reps} repetitions)\n`);
+        console.log(formatTable(latencyColumns(columns), lat));
+      }
+      if (bw.length > 0) {
+        console.log('\nBandwidth, GB/s (size / one-way time, median)\n');
+        console.log(formatTable(bandwidthColumns(columns), bw));
+      }
+      const targets = checkTargets(rows);
+      if (targets.length > 0) {
+        console.log('\nTargets (tcp rpi against the raw socket, this run)\n');
+        console.log(
+          formatTable(
+            [
+              { title: 'target', value: (t: Target) => t.target },
+              { title: 'measured', value: (t) => t.measured },
+              { title: 'met', value: (t) => (t.met ? 'yes' : 'NO') },
+            ],
+            targets,
+          ),
+        );
+      }
+      const file = writeResults('pingpong', {
+        params: {
+          reps,
+          quick: plan.quick,
+          latSizes: plan.latSizes,
+          bwSizes: plan.bwSizes,
+          columns: plan.columns,
+          cpus: cpus ?? 'not pinned',
+          interleaved: 'round r runs every column once; order rotated each round',
+          warmup:
+            'every round: 4000 round trips of 8 B first, then per size an unrecorded pass of iters/4 round trips before the timed one',
+        },
+        drivers: info,
+        source: sourceState(root),
+        skipped,
+        unit: {
+          oneWayNs: 'round trip / 2 in ns (median, min, max, samples: one per round)',
+          gbps: 'size / oneWayNs.median = bytes per ns = GB/s',
+        },
+        rows: rows.map((r) => ({
+          size: r.size,
+          iters: r.iters,
+          latency: r.latency,
+          bandwidth: r.bandwidth,
+          oneWayNs: { tcpRpi: r.tcp, raw: r.raw, openMpi: r.ompi },
+          gbps: {
+            tcpRpi: gbs(r.size, r.tcp),
+            raw: gbs(r.size, r.raw),
+            openMpi: gbs(r.size, r.ompi),
+          },
+          tcpOverRaw: ratio(r.tcp, r.raw),
+        })),
+        targets,
+      });
+      console.log(`\nresults: ${file}`);
+      return 0;
+    } finally {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+      cleanup();
+    }
+  },
+};

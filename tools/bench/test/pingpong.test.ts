@@ -1,0 +1,224 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  bandwidthColumns,
+  checkTargets,
+  chooseCpus,
+  driverArgs,
+  iterations,
+  latencyColumns,
+  ompiFlags,
+  openMpiVersion,
+  type PingPongRow,
+  parseCpuList,
+  parseDriverLine,
+  parseDriverOutput,
+  planPingPong,
+} from '../src/commands/pingpong';
+import { formatTable, stat } from '../src/harness';
+
+const KiB = 1024;
+const MiB = 1024 * 1024;
+
+describe('pingpong benchmark: plan, driver output, tables, targets', () => {
+  it('options: defaults, the union of both size lists measured once, --only, typos refused', () => {
+    const p = planPingPong([], [0, 1]);
+    expect(p.reps).toBe(5);
+    expect(p.columns).toEqual(['tcp', 'raw', 'ompi']);
+    expect(p.latSizes).toEqual([0, 8, 64, KiB]);
+    expect(p.bwSizes).toEqual([
+      KiB,
+      4 * KiB,
+      16 * KiB,
+      64 * KiB,
+      256 * KiB,
+      MiB,
+      4 * MiB,
+      16 * MiB,
+    ]);
+    // 1 KiB is in both tables but measured once
+    expect(p.points.map((x) => x.size)).toEqual([0, 8, 64, ...p.bwSizes]);
+    const k1 = p.points.find((x) => x.size === KiB)!;
+    expect([k1.latency, k1.bandwidth]).toEqual([true, true]);
+    expect(p.points.find((x) => x.size === 8)!.bandwidth).toBe(false);
+
+    const q = planPingPong(['--only', 'ompi,tcp', '--reps=3', '--quick', '--bw-sizes', '1m']);
+    expect(q.columns).toEqual(['tcp', 'ompi']); // table order, not the order given
+    expect(q.reps).toBe(3);
+    expect(q.points.map((x) => x.iters)).toEqual(q.points.map((x) => iterations(x.size, true)));
+
+    expect(() => planPingPong(['--only', 'tcp,mpich'])).toThrow(/no column "mpich"/);
+    expect(() => planPingPong(['--rep', '3'])).toThrow(/unknown option --rep/);
+    expect(() => planPingPong(['--reps', '0'])).toThrow(/--reps/);
+    expect(() => planPingPong(['--lat-sizes', '8,x'])).toThrow(/bad size/);
+  });
+
+  it('iterations: many round trips for small messages, a byte budget for large, at least 8', () => {
+    expect(iterations(0, false)).toBe(2000);
+    expect(iterations(KiB, false)).toBe(2000);
+    expect(iterations(64 * KiB, false)).toBe(2000);
+    expect(iterations(256 * KiB, false)).toBe(512);
+    expect(iterations(16 * MiB, false)).toBe(8);
+    expect(iterations(1024 * MiB, false)).toBe(8);
+    expect(iterations(16 * MiB, true)).toBe(2);
+    expect(iterations(0, true)).toBe(200);
+    expect(driverArgs(1, planPingPong(['--lat-sizes', '0', '--bw-sizes', '1m']).points)).toEqual([
+      '1',
+      '0:2000',
+      '1048576:128',
+    ]);
+  });
+
+  it('parses driver lines: PINGPONG lines only, malformed ones refused', () => {
+    // a line as c/pingpong.c prints it, and one as the .mjs drivers print it
+    expect(
+      parseDriverLine('PINGPONG {"size":8,"iters":4000,"oneWayNs":[11099.3,13067.8]}'),
+    ).toEqual({ size: 8, iters: 4000, oneWayNs: [11099.3, 13067.8] });
+    expect(
+      parseDriverLine(`PINGPONG ${JSON.stringify({ size: 0, iters: 2, oneWayNs: [1.5] })}\r`),
+    ).toEqual({ size: 0, iters: 2, oneWayNs: [1.5] });
+    expect(parseDriverLine('[vm:123] WARNING: no openib device')).toBeUndefined();
+    expect(parseDriverLine('')).toBeUndefined();
+    expect(() => parseDriverLine('PINGPONG {"size":8,')).toThrow(/malformed/);
+    expect(() => parseDriverLine('PINGPONG {"size":8,"iters":1,"oneWayNs":[]}')).toThrow(
+      /malformed/,
+    );
+    expect(() => parseDriverLine('PINGPONG {"size":-1,"iters":1,"oneWayNs":[3]}')).toThrow(
+      /malformed/,
+    );
+    expect(() => parseDriverLine('PINGPONG {"size":8,"iters":1,"oneWayNs":[null]}')).toThrow(
+      /malformed/,
+    );
+  });
+
+  it('checks a whole output against the plan: every point, in order, with its samples', () => {
+    const points = planPingPong(['--lat-sizes', '8', '--bw-sizes', '1m', '--quick']).points;
+    const line = (size: number, iters: number, n = 2) =>
+      `PINGPONG ${JSON.stringify({ size, iters, oneWayNs: new Array(n).fill(1000) })}`;
+    const good = ['mpirun: noise', line(8, 200), line(MiB, 13), ''].join('\n');
+    expect(parseDriverOutput(good, points, 2).map((s) => s.size)).toEqual([8, MiB]);
+    expect(() => parseDriverOutput(line(8, 200), points, 2)).toThrow(/expected 2 results, got 1/);
+    expect(() => parseDriverOutput([line(MiB, 13), line(8, 200)].join('\n'), points, 2)).toThrow(
+      /expected 8:200/,
+    );
+    expect(() => parseDriverOutput([line(8, 200, 1), line(MiB, 13)].join('\n'), points, 2)).toThrow(
+      /expected 2 samples/,
+    );
+  });
+
+  it('recognises Open MPI by mpirun --version; the flags keep ob1 on the TCP BTL over lo', () => {
+    expect(openMpiVersion('mpirun (Open MPI) 4.1.4\n\nReport bugs to ...')).toBe('4.1.4');
+    expect(openMpiVersion('HYDRA build details:\n    Version: 4.0.2')).toBeUndefined();
+    const flags = ompiFlags([0, 1]);
+    const arg = (name: string) => flags[flags.indexOf(name) + 1];
+    expect(flags.join(' ')).toContain(
+      '--mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include lo',
+    );
+    expect(arg('-np')).toBe('2');
+    expect(arg('--bind-to')).toBe('none'); // the ranks pin themselves
+    expect(arg('-x')).toBe('SSI_BENCH_CPUS');
+    expect(flags).not.toContain('mpi_yield_when_idle');
+    expect(ompiFlags([1, 1]).join(' ')).toContain('--mca mpi_yield_when_idle 1');
+    expect(ompiFlags(null)).not.toContain('-x');
+  });
+
+  it('placement: CPU lists, the default pair, --cpus checked against the allowed CPUs', () => {
+    expect(parseCpuList('0-3,6\n')).toEqual([0, 1, 2, 3, 6]);
+    expect(parseCpuList('1')).toEqual([1]);
+    expect(() => parseCpuList('0-')).toThrow(/bad CPU list/);
+    expect(chooseCpus(undefined, [0, 1])).toEqual([0, 1]);
+    expect(chooseCpus(undefined, [2, 5, 7])).toEqual([2, 5]);
+    expect(chooseCpus(undefined, [3])).toBeNull(); // one CPU: nothing to choose
+    expect(chooseCpus(undefined, undefined)).toEqual([0, 1]);
+    expect(chooseCpus('none', [0, 1])).toBeNull();
+    expect(chooseCpus('1,1', [0, 1])).toEqual([1, 1]);
+    expect(() => chooseCpus('0,2', [0, 1])).toThrow(/CPU 2 is not one/);
+    expect(() => chooseCpus('0', [0, 1])).toThrow(/two CPU numbers/);
+    expect(() => chooseCpus('a,b', [0, 1])).toThrow(/two CPU numbers/);
+    expect(planPingPong(['--cpus', '1,0'], [0, 1]).cpus).toEqual([1, 0]);
+    expect(planPingPong([], [0, 1]).cpus).toEqual([0, 1]);
+  });
+
+  it('tables: ratios against the raw socket, bandwidth as a percentage; targets', () => {
+    const ns = (x: number) => stat([x, x, x]);
+    const rows: PingPongRow[] = [
+      { size: 8, iters: 1, latency: true, bandwidth: false, tcp: ns(12_000), raw: ns(10_000) },
+      {
+        size: 256 * KiB,
+        iters: 1,
+        latency: false,
+        bandwidth: true,
+        tcp: ns(200_000),
+        raw: ns(180_000),
+      },
+      { size: MiB, iters: 1, latency: false, bandwidth: true, tcp: ns(1_000_000) }, // no raw
+    ];
+    expect(formatTable(latencyColumns(['tcp', 'raw']), rows.slice(0, 1)).split('\n')).toEqual([
+      'size  tcp rpi  raw socket  tcp/raw',
+      '----  -------  ----------  -------',
+      '8 B     12.00       10.00     1.20',
+    ]);
+    expect(formatTable(bandwidthColumns(['tcp', 'raw']), rows.slice(1)).split('\n')).toEqual([
+      'size     tcp rpi  raw socket  tcp/raw %',
+      '-------  -------  ----------  ---------',
+      '256 KiB    1.311       1.456       90.0',
+      '1 MiB      1.049           -          -',
+    ]);
+    expect(latencyColumns(['tcp', 'ompi']).map((c) => c.title)).toEqual([
+      'size',
+      'tcp rpi',
+      'Open MPI',
+    ]);
+    expect(checkTargets(rows)).toEqual([
+      { target: 'latency at 8 B <= 1.2 x raw', measured: '1.20 x raw', met: true },
+      { target: 'bandwidth at 256 KiB >= 90% of raw', measured: '90.0 %', met: true },
+    ]);
+    rows[0]!.tcp = ns(12_100);
+    expect(checkTargets(rows)[0]!.met).toBe(false);
+  });
+});
+
+describe('pingpong benchmark: the raw socket driver', () => {
+  const program = fileURLToPath(new URL('../programs/pingpong-raw.mjs', import.meta.url));
+  const started: ChildProcess[] = [];
+  afterEach(() => {
+    for (const c of started) if (c.exitCode === null) c.kill('SIGKILL');
+    started.length = 0;
+  });
+
+  const run = (args: string[]) => {
+    const c = spawn(process.execPath, [program, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    started.push(c);
+    let out = '';
+    let err = '';
+    c.stdout.on('data', (d) => {
+      out += d;
+    });
+    c.stderr.on('data', (d) => {
+      err += d;
+    });
+    const exit = new Promise<number | null>((r) => c.on('close', r));
+    return { c, out: () => out, err: () => err, exit };
+  };
+
+  it('frames envelope + body both ways (copied and direct reads) and prints what the parser reads', async () => {
+    // 0 B: envelope only; 40000 B: the part after the first read goes straight into the buffer
+    const points = planPingPong(['--lat-sizes', '0,8', '--bw-sizes', '40000,300000']).points.map(
+      (p) => ({ ...p, iters: 3 }),
+    );
+    const echo = run(['echo', '300000']);
+    const port = await new Promise<string>((resolve, reject) => {
+      echo.c.stdout.on('data', () => {
+        const m = /PORT (\d+)/.exec(echo.out());
+        if (m) resolve(m[1]!);
+      });
+      echo.c.on('close', () => reject(new Error(`echo side exited: ${echo.err()}`)));
+    });
+    const ping = run(['ping', port, ...driverArgs(2, points)]);
+    expect(await ping.exit, ping.err()).toBe(0);
+    const samples = parseDriverOutput(ping.out(), points, 2);
+    expect(samples.map((s) => s.size)).toEqual([0, 8, 40000, 300000]);
+    expect(await echo.exit).toBe(0); // the echo side ends when the connection closes
+  });
+});
