@@ -58,12 +58,18 @@ export class Framework<M extends SsiModule> {
     return this.opened.flatMap((o) => (o.available ? [o.module] : []));
   }
 
+  /** The opened modules, and the installed ones the selector left out (for error messages). */
   candidates(): Candidate<M>[] {
-    return this.opened.map((o) =>
+    const opened: Candidate<M>[] = this.opened.map((o) =>
       o.available
         ? { name: o.record.name, module: o.module }
         : { name: o.record.name, unavailable: o.reason },
     );
+    const names = new Set(opened.map((c) => c.name));
+    const leftOut = this.options.discovery.modules
+      .filter((r) => r.type === this.type && !names.has(r.name))
+      .map((r): Candidate<M> => ({ name: r.name }));
+    return [...opened, ...leftOut];
   }
 
   /** Picks the best module for one scope with the framework's query. */

@@ -1,4 +1,4 @@
-import type { ParamRegistry } from '@ssi/core';
+import { isSsiError, type ParamRegistry } from '@ssi/core';
 import { AttributeStore, type Keyval } from './attributes';
 import type { BsendBuffer } from './bsend';
 import * as api from './coll/api';
@@ -55,6 +55,16 @@ export interface CommHost {
 }
 
 const RESOLVED: Promise<void> = Promise.resolve();
+
+/**
+ * Errors from below as MPI errors: an SSI error (a module that is not installed, a bad parameter)
+ * is the user's to fix and keeps its message; anything else is a bug and keeps its stack.
+ */
+function toMpiError(error: unknown): MpiError {
+  if (error instanceof MpiError) return error;
+  if (isSsiError(error)) return new MpiError(ErrorClass.ERR_OTHER, error.message);
+  return new MpiError(ErrorClass.ERR_INTERN, `internal error: ${(error as Error)?.stack ?? error}`);
+}
 
 /** Rejects with ERR_OTHER when `p` takes longer than coll_base_timeout: nobody hangs forever. */
 function withTimeout<T>(p: Promise<T>, seconds: number, what: string): Promise<T> {
@@ -591,13 +601,7 @@ export class Communicator {
 
   /** @internal Applies the error handler; returns the error for the caller to throw. */
   raiseSync(error: unknown, call: string): MpiError {
-    const err =
-      error instanceof MpiError
-        ? error
-        : new MpiError(
-            ErrorClass.ERR_INTERN,
-            `internal error: ${(error as Error)?.stack ?? error}`,
-          );
+    const err = toMpiError(error);
     const h = this.errhandler;
     if (h === ERRORS_ARE_FATAL) this.host.fatal(this, err, call);
     else if (h.fn) h.fn(this, err);

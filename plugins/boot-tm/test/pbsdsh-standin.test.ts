@@ -123,8 +123,11 @@ describe.skipIf(!avail.ok)('the stand-in pbsdsh', () => {
       env: { ...process.env, ...env },
       stdio: 'ignore',
     });
+    // Only the two sleeps themselves (pbsdsh's and ssh's command lines contain the tag too, and
+    // counting them could send SIGTERM before pbsdsh is up).
+    const tasks = `^${tag}$`;
     const deadline = Date.now() + 15_000;
-    while (pgrep(tag).split('\n').filter(Boolean).length < 2) {
+    while (pgrep(tasks).split('\n').filter(Boolean).length < 2) {
       if (Date.now() > deadline) throw new Error(`timed out waiting for the two "${tag}" tasks`);
       await new Promise((r) => setTimeout(r, 100));
     }
@@ -139,6 +142,6 @@ describe.skipIf(!avail.ok)('the stand-in pbsdsh', () => {
       ),
     ]);
     expect(code).toBe(143);
-    expect(pgrep(tag)).toBe('');
+    expect(pgrep(tasks)).toBe('');
   });
 });

@@ -72,3 +72,21 @@ describe('lam_basic across node addresses, uneven ranks per node', () => {
     }
   });
 });
+
+describe('the coll framework around a partial, hierarchical module', () => {
+  it('missing functions fall back to lam_basic; init may build sub-communicators', async () => {
+    const program = new URL('./fixtures/partial-module.mjs', import.meta.url).pathname;
+    for (const np of [1, 4]) {
+      const r = await launchJob({ np, program, ssi: { rpi: 'tcp' }, timeoutMs: 120_000 });
+      expect(r.ok, explain(r)).toBe(true);
+      expect(r.output).toContain('partial module ok');
+    }
+  });
+
+  it('--ssi coll with a module that is not installed lists what is', async () => {
+    const r = await run(2, { coll: 'smp' }, ['barrier']);
+    expect(r.ok).toBe(false);
+    expect(r.output).toMatch(/coll.*smp/);
+    expect(r.output).toMatch(/lam_basic/);
+  });
+});

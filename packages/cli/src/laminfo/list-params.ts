@@ -9,6 +9,8 @@ import {
   registerVerboseParams,
   SsiError,
 } from '@ssi/core';
+import { registerBootBaseParams, registerLamParams } from '@ssi/lam';
+import { registerMpiParams } from '@ssi/mpi';
 import { label } from './list-modules';
 
 export interface ParamInfo {
@@ -43,7 +45,7 @@ export async function collectParams(
   const records = chooseModules(ctx, type, module);
   const out: ModuleParams[] = [];
   if (module === 'all') {
-    if (type === 'all') out.push(ssiParams(ctx));
+    if (type === 'all') out.push(ssiParams(ctx), layerParams(ctx, 'lam'), layerParams(ctx, 'mpi'));
     for (const t of type === 'all' ? Object.keys(FRAMEWORKS) : [type]) {
       out.push(frameworkParams(ctx, t));
     }
@@ -77,13 +79,35 @@ function ssiParams(ctx: SsiContext): ModuleParams {
   return { type: 'ssi', module: 'base', params: params.map((p) => info(p, 'ssi', 'base')) };
 }
 
-/** The framework's own parameters: `<type>_verbose` and every `<type>_base_*`. */
+/** Registers what the framework packages register at run time, so laminfo can list it. */
+function registerFrameworkBases(ctx: SsiContext): void {
+  registerLamParams(ctx.params);
+  registerBootBaseParams(ctx.params);
+  registerMpiParams(ctx.params);
+}
+
+/**
+ * A framework's own parameters: every `<type>_*` name that belongs to none of its modules
+ * (`rpi_verbose`, `boot_base_timeout`, `coll_crossover`, ...).
+ */
 function frameworkParams(ctx: SsiContext, type: string): ModuleParams {
+  registerFrameworkBases(ctx);
   registerVerboseParams(ctx.params, type);
+  const modulePrefixes = ctx.discovery.modules
+    .filter((r) => r.type === type)
+    .map((r) => `${type}_${r.name}_`);
   const params = ctx.params
     .list()
-    .filter((p) => p.name === `${type}_verbose` || p.name.startsWith(`${type}_base_`));
+    .filter((p) => p.name.startsWith(`${type}_`))
+    .filter((p) => !modulePrefixes.some((m) => p.name.startsWith(m)));
   return { type, module: 'base', params: params.map((p) => info(p, type, 'base')) };
+}
+
+/** The run-time environment's (`lam_*`) and the MPI layer's (`mpi_*`) own parameters. */
+function layerParams(ctx: SsiContext, layer: 'lam' | 'mpi'): ModuleParams {
+  registerFrameworkBases(ctx);
+  const params = ctx.params.list().filter((p) => p.name.startsWith(`${layer}_`));
+  return { type: layer, module: 'base', params: params.map((p) => info(p, layer, 'base')) };
 }
 
 async function moduleParams(ctx: SsiContext, record: ModuleRecord): Promise<ModuleParams> {

@@ -524,6 +524,9 @@ async function caseCancel(ctx: Ctx): Promise<void> {
       'synchronous send cancelled',
     );
     check(!plain.status!.cancelled, 'a completed send is not cancelled');
+    // Only once the receiver has restarted its persistent receive: sent earlier, this message
+    // could meet the first start of that receive, the one the receiver cancels.
+    equal(await c.recv(pair.peer, 55), 'restarted', 'the receiver restarted its receive');
     await c.send('after', pair.peer, 998);
     await c.send('done', pair.peer, 54);
   } else {
@@ -532,6 +535,7 @@ async function caseCancel(ctx: Ctx): Promise<void> {
     await c.recv(b, pair.peer, 52);
     checkPattern(b, 10, 3, 'the plain message');
     pr.start();
+    await c.send('restarted', pair.peer, 55);
     equal(
       await within(pr.wait(), 'the restarted persistent receive'),
       'after',
