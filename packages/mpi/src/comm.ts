@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { isSsiError, type ParamRegistry } from '@ssi/core';
 import { AttributeStore, type Keyval } from './attributes';
 import type { BsendBuffer } from './bsend';
@@ -27,7 +28,7 @@ import {
 import type { BufferLike } from './data';
 import { bytesOf, DataKind, decodeValue, elementSize, encodeValue, kindOf } from './data';
 import type { Engine } from './engine';
-import { ERRORS_ARE_FATAL, type Errhandler } from './errhandler';
+import { ERRORS_ARE_FATAL, ERRORS_RETURN, type Errhandler } from './errhandler';
 import { ErrorClass, MpiError } from './errors';
 import { Group } from './group';
 import type { Proc } from './proc';
@@ -67,12 +68,17 @@ function toMpiError(error: unknown): MpiError {
 }
 
 /** Rejects with ERR_OTHER when `p` takes longer than coll_base_timeout: nobody hangs forever. */
+class CollTimeout extends MpiError {}
+
+/** The communicators whose collective operation the current async context runs inside. */
+const collectiveScope = new AsyncLocalStorage<ReadonlySet<Communicator>>();
+
 function withTimeout<T>(p: Promise<T>, seconds: number, what: string): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     const timer = setTimeout(
       () =>
         reject(
-          new MpiError(
+          new CollTimeout(
             ErrorClass.ERR_OTHER,
             `${what}: the other members did not take part within ${seconds} s (coll_base_timeout); ` +
               'did every member call the same collectives in the same order, with matching arguments?',
@@ -168,6 +174,10 @@ export class Communicator {
   private collTwin: Communicator | undefined;
   private localTwin: Communicator | undefined;
   private collSetup: Promise<CommColl> | undefined;
+  /** The last collective operation started on this communicator: the next one runs after it. */
+  private collTail: Promise<void> = RESOLVED;
+  /** Why collectives on this communicator cannot go on (a timed-out one), if so. */
+  private collBroken: string | undefined;
   private freed = false;
   /** @internal Attribute values (`MPI_Comm_set_attr`). */
   readonly attributes = new AttributeStore();
@@ -178,7 +188,12 @@ export class Communicator {
    */
   get coll(): Communicator {
     if (this.cid & COLL_CID_BIT) return this;
-    this.collTwin ??= this.withContext(this.cid | COLL_CID_BIT, `${this.name} (collective)`);
+    if (!this.collTwin) {
+      this.collTwin = this.withContext(this.cid | COLL_CID_BIT, `${this.name} (collective)`);
+      // Errors inside a collective reach the user through the user's communicator and its
+      // handler (the collective call's), never through the twin's.
+      this.collTwin.errhandler = ERRORS_RETURN;
+    }
     return this.collTwin;
   }
 
@@ -188,13 +203,16 @@ export class Communicator {
    */
   get local(): Communicator {
     if (!this.isInter) return this;
-    this.localTwin ??= new Communicator(
-      this.host,
-      this.cid | LOCAL_CID_BIT,
-      this.procs,
-      this.rank,
-      `${this.name} (local group)`,
-    );
+    if (!this.localTwin) {
+      this.localTwin = new Communicator(
+        this.host,
+        this.cid | LOCAL_CID_BIT,
+        this.procs,
+        this.rank,
+        `${this.name} (local group)`,
+      );
+      this.localTwin.errhandler = ERRORS_RETURN; // as the collective twin's
+    }
     return this.localTwin;
   }
 
@@ -217,8 +235,11 @@ export class Communicator {
   // ---- communicator management (all collective over this communicator) ----------------------
 
   /** `MPI_Comm_dup`: same group, new context; attributes copied as their keys say. */
-  async dup(name = `${this.name}.dup`): Promise<Communicator> {
-    this.checkUsable('dup');
+  dup(name = `${this.name}.dup`): Promise<Communicator> {
+    return this.collectiveCall('dup', () => this.dupNow(name));
+  }
+
+  private async dupNow(name: string): Promise<Communicator> {
     const cid = await agreeOnCid(this.isInter ? this.local : this, this.host.contexts);
     const cidAll = this.isInter ? await this.agreeAcross(cid) : cid;
     const c = new Communicator(this.host, cidAll, this.procs, this.rank, name, this.remote);
@@ -231,10 +252,13 @@ export class Communicator {
    * `MPI_Comm_split`: one new communicator per colour, ranks ordered by key then old rank;
    * resolves with null (MPI_COMM_NULL) where the colour is UNDEFINED.
    */
-  async split(color: number, key = 0, name?: string): Promise<Communicator | null> {
-    this.checkUsable('split');
+  split(color: number, key = 0, name?: string): Promise<Communicator | null> {
+    return this.collectiveCall('split', () => this.splitNow(color, key, name));
+  }
+
+  private async splitNow(color: number, key: number, name?: string): Promise<Communicator | null> {
     const bad = this.intraOnly('split') ?? checkSplitArgs(color, key);
-    if (bad) throw this.raiseSync(bad, 'split');
+    if (bad) throw bad;
     const members = await splitMembers(this, color, key);
     const cid = await agreeOnCid(this, this.host.contexts);
     if (!members) return null;
@@ -243,10 +267,13 @@ export class Communicator {
   }
 
   /** `MPI_Comm_create`: a communicator over `group` (a subset); null where not a member. */
-  async create(group: Group, name?: string): Promise<Communicator | null> {
-    this.checkUsable('create');
+  create(group: Group, name?: string): Promise<Communicator | null> {
+    return this.collectiveCall('create', () => this.createNow(group, name));
+  }
+
+  private async createNow(group: Group, name?: string): Promise<Communicator | null> {
     const bad = this.intraOnly('create') ?? checkSubgroup(this, group);
-    if (bad) throw this.raiseSync(bad, 'create');
+    if (bad) throw bad;
     const cid = await agreeOnCid(this, this.host.contexts);
     if (group.rank === UNDEFINED) return null;
     return this.derived(cid, group.procs, group.rank, name ?? `${this.name}.create`);
@@ -257,16 +284,27 @@ export class Communicator {
    * of `peer` form an intercommunicator. Collective over this communicator and the remote one;
    * the two leaders talk over `peer` with `tag`.
    */
-  async createIntercomm(
+  createIntercomm(
     localLeader: number,
     peer: Communicator,
     remoteLeader: number,
     tag = 0,
     name?: string,
   ): Promise<Communicator> {
-    this.checkUsable('createIntercomm');
+    return this.collectiveCall('createIntercomm', () =>
+      this.createIntercommNow(localLeader, peer, remoteLeader, tag, name),
+    );
+  }
+
+  private async createIntercommNow(
+    localLeader: number,
+    peer: Communicator,
+    remoteLeader: number,
+    tag: number,
+    name?: string,
+  ): Promise<Communicator> {
     const bad = this.intraOnly('createIntercomm') ?? this.badRank(localLeader, 'local leader');
-    if (bad) throw this.raiseSync(bad, 'createIntercomm');
+    if (bad) throw bad;
     const localMax = await baseMax(this, this.host.contexts.nextCid);
     let info: Int32Array | null = null;
     if (this.rank === localLeader) {
@@ -301,13 +339,13 @@ export class Communicator {
    * `MPI_Intercomm_merge`: both groups in one intracommunicator, the group that passes
    * `high = false` first (on a tie, the group whose first member has the lower world rank).
    */
-  async merge(high = false, name?: string): Promise<Communicator> {
-    this.checkUsable('merge');
+  merge(high = false, name?: string): Promise<Communicator> {
+    return this.collectiveCall('merge', () => this.mergeNow(high, name));
+  }
+
+  private async mergeNow(high: boolean, name?: string): Promise<Communicator> {
     if (!this.isInter) {
-      throw this.raiseSync(
-        new MpiError(ErrorClass.ERR_COMM, `merge: ${this.name} is not an intercommunicator`),
-        'merge',
-      );
+      throw new MpiError(ErrorClass.ERR_COMM, `merge: ${this.name} is not an intercommunicator`);
     }
     const local = this.local;
     const localMax = await baseMax(local, this.host.contexts.nextCid);
@@ -336,12 +374,15 @@ export class Communicator {
    * call on this communicator is an ERR_COMM error. Messages in flight on other communicators
    * are not affected.
    */
-  async free(): Promise<void> {
-    this.checkUsable('free');
+  free(): Promise<void> {
+    return this.collectiveCall('free', () => this.freeNow());
+  }
+
+  private async freeNow(): Promise<void> {
     if (this.cid === CID_WORLD_OR_SELF[0] || this.cid === CID_WORLD_OR_SELF[1]) {
-      throw this.raiseSync(
-        new MpiError(ErrorClass.ERR_COMM, `free: ${this.name} is predefined and cannot be freed`),
-        'free',
+      throw new MpiError(
+        ErrorClass.ERR_COMM,
+        `free: ${this.name} is predefined and cannot be freed`,
       );
     }
     const setup = this.collSetup;
@@ -533,23 +574,57 @@ export class Communicator {
   }
 
   /**
-   * Runs one collective: checks the communicator, waits at the entry gate, selects the coll
-   * modules on first use, bounds the wait by coll_base_timeout, applies the error handler.
+   * Runs one collective: selects the coll modules on first use, then as `collectiveCall`.
    */
-  private async collective<T>(call: string, body: (coll: CommColl) => Promise<T>): Promise<T> {
-    try {
-      if (this.freed)
-        throw new MpiError(ErrorClass.ERR_COMM, `${call}: ${this.name} has been freed`);
-      const engine = this.host.engine;
-      if (!engine.gate.open) await engine.gate.deferPromise(() => RESOLVED);
-      const coll = await this.collectives();
-      const seconds = this.host.params.get<number>('coll_base_timeout');
-      return seconds > 0
-        ? await withTimeout(body(coll), seconds, `${call} on ${this.name}`)
-        : await body(coll);
-    } catch (err) {
-      throw this.raiseSync(err, call);
-    }
+  private collective<T>(call: string, body: (coll: CommColl) => Promise<T>): Promise<T> {
+    return this.collectiveCall(call, async () => body(await this.collectives()));
+  }
+
+  /**
+   * Runs one collective operation of this communicator (a collective or a constructor): checks
+   * the communicator, waits at the entry gate, runs after the collectives called before it on
+   * this communicator (calls started without awaiting the previous one would otherwise mix up
+   * their messages), bounds the wait by coll_base_timeout and applies the error handler. A
+   * collective that timed out leaves messages the others may still send: the communicator is
+   * then unusable for collectives, and says so.
+   */
+  private collectiveCall<T>(call: string, body: () => Promise<T>): Promise<T> {
+    const run = async (): Promise<T> => {
+      try {
+        if (this.freed)
+          throw new MpiError(ErrorClass.ERR_COMM, `${call}: ${this.name} has been freed`);
+        if (this.collBroken) {
+          throw new MpiError(
+            ErrorClass.ERR_COMM,
+            `${call}: ${this.name} cannot be used for collectives any more: ${this.collBroken}`,
+          );
+        }
+        const engine = this.host.engine;
+        if (!engine.gate.open) await engine.gate.deferPromise(() => RESOLVED);
+        const seconds = this.host.params.get<number>('coll_base_timeout');
+        if (seconds <= 0) return await body();
+        try {
+          return await withTimeout(body(), seconds, `${call} on ${this.name}`);
+        } catch (err) {
+          if (err instanceof CollTimeout) this.collBroken = `${call} timed out`;
+          throw err;
+        }
+      } catch (err) {
+        throw this.raiseSync(err, call);
+      }
+    };
+    // A collective operation started from inside one on this communicator (a coll module's
+    // init building sub-communicators, a module calling another collective) runs at once.
+    const inside = collectiveScope.getStore();
+    if (inside?.has(this)) return run();
+    const scope = new Set(inside ?? []).add(this);
+    const inScope = () => collectiveScope.run(scope, run);
+    const result = this.collTail.then(inScope, inScope);
+    this.collTail = result.then(
+      () => {},
+      () => {},
+    );
+    return result;
   }
 
   /** @internal Throws ERR_COMM when this communicator was freed. */

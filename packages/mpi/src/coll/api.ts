@@ -36,8 +36,9 @@ function badRoot(comm: Communicator, root: number, call: string): void {
   if (!ok) {
     throw new MpiError(
       ErrorClass.ERR_ROOT,
-      `${call}: invalid root ${String(root)}; ${comm.name} has ranks 0-${comm.size - 1}` +
-        (comm.isInter ? ' (remote), ROOT and PROC_NULL' : ''),
+      comm.isInter
+        ? `${call}: invalid root ${String(root)}; give ROOT in the root, PROC_NULL in the rest of its group, and the root's rank (0-${comm.remoteSize - 1}) in the other group`
+        : `${call}: invalid root ${String(root)}; ${comm.name} has ranks 0-${comm.size - 1}`,
     );
   }
 }

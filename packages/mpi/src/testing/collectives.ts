@@ -233,6 +233,17 @@ async function caseReduce({ world, rank, size }: Ctx): Promise<void> {
       `allreduce MAX of ${n}`,
     );
   }
+  // Collectives started without awaiting the previous one run one after another, in call order.
+  const [sumAll, doubled, word] = await Promise.all([
+    world.allreduce(rank, SUM),
+    world.allgather(rank * 2),
+    world.bcast(rank === 0 ? 'x' : null, 0),
+  ]);
+  equal(
+    [sumAll, doubled, word],
+    [(size * (size - 1)) / 2, Array.from({ length: size }, (_, r) => 2 * r), 'x'],
+    'overlapping collectives',
+  );
   // Scalars, plain arrays, bigints, in place.
   equal(await world.allreduce(rank + 1, SUM), (size * (size + 1)) / 2, 'allreduce of a number');
   equal(await world.allreduce([rank, -rank], MIN), [0, -(size - 1)], 'allreduce of a number array');
@@ -485,6 +496,18 @@ async function caseBadInput({ world, rank, size }: Ctx): Promise<void> {
       'gatherv with one count too many',
     );
   }
+  // Mismatched lengths under ERRORS_RETURN: the ranks with the short buffer get ERR_TRUNCATE
+  // (or, below them in a tree, a timeout), nobody aborts. On a duplicate: it may be left unusable.
+  const d = await world.dup();
+  d.errhandler = ERRORS_RETURN;
+  const outcome = await d.bcast(rank === 0 ? new Float64Array(4) : new Float64Array(2), 0).then(
+    () => 'ok',
+    (e: { className?: string }) => e.className,
+  );
+  check(
+    rank === 0 ? outcome === 'ok' : outcome === 'ERR_TRUNCATE' || outcome === 'ERR_OTHER',
+    `a bcast into a too-short buffer returns an error, not an abort (rank ${rank}: ${outcome})`,
+  );
   // Only the last rank passes a bad root to a reduce: it gets ERR_ROOT; the root waits for its
   // contribution and gets ERR_OTHER after coll_base_timeout (set low by the test); every other
   // rank finishes one way or the other. Nobody hangs.
@@ -500,6 +523,10 @@ async function caseBadInput({ world, rank, size }: Ctx): Promise<void> {
       'a rank next to the mistake',
       60_000,
     );
+  if (rank === 0 && size > 1) {
+    // What the others may still send would be taken for the next collective's: refused.
+    await expectError(() => world.barrier(), ErrorClass.ERR_COMM, 'a collective after a timeout');
+  }
   world.errhandler = ERRORS_ARE_FATAL;
 }
 
