@@ -84,9 +84,16 @@ const lamBasic: CollModule = defineModule<CollModule>({
   name: 'lam_basic',
   version: '1.0.0',
   hasCheckpoint: true,
-  query() {
-    // Works on every communicator, at a low priority so that any specialised module wins.
-    return { priority: 10 };
+  params: {
+    priority: {
+      type: 'int',
+      default: 10,
+      help: 'Priority of the lam_basic coll module (0-100); low, so that any specialised module wins',
+    },
+  },
+  query(_comm, ctx) {
+    // Works on every communicator.
+    return { priority: ctx.params.get<number>('coll_lam_basic_priority') };
   },
   init(comm, ctx) {
     return actionsFor(comm.size, readCrossovers(ctx.params));

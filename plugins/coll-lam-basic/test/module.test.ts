@@ -79,10 +79,14 @@ describe('the lam_basic module', () => {
     });
   });
 
-  it('answers priority 10 on every communicator', async () => {
+  it('answers on every communicator with coll_lam_basic_priority (registered with default 10)', async () => {
+    expect(lamBasic.params?.priority).toMatchObject({ type: 'int', default: 10 });
     for (const size of [1, 2, 7]) {
       const comm = intraWorld(size)[0]!.asCommunicator;
-      expect(await lamBasic.query(comm, contextWith({}))).toEqual({ priority: 10 });
+      for (const priority of [10, 33]) {
+        const ctx = contextWith({ coll_lam_basic_priority: priority });
+        expect(await lamBasic.query(comm, ctx)).toEqual({ priority });
+      }
     }
   });
 

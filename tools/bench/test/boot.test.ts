@@ -12,6 +12,15 @@ import {
   planBoot,
   ratios,
 } from '../src/commands/boot';
+import {
+  type JobSample,
+  jobOrder,
+  parseJobOutput,
+  REPORT_TAG,
+  SLURM_VARIANTS,
+  slurmColumns,
+  summarizeJob,
+} from '../src/commands/boot-slurm';
 import { formatTable, stat } from '../src/harness';
 
 describe('boot benchmark: plan and table', () => {
@@ -62,6 +71,7 @@ describe('boot benchmark: plan and table', () => {
     expect(p.hosts).toEqual([1, 2, 4, 8]);
     expect(p.reps).toBe(5);
     expect(p.variants.map((v) => v.name)).toEqual(['linear', 'windowed', 'tm']);
+    expect(p.slurm).toBe('auto');
     const q = planBoot(['--hosts', '8,2,2', '--reps', '3', '--only', 'windowed', '--win-size=2']);
     expect(q.hosts).toEqual([2, 8]);
     expect(q.reps).toBe(3);
@@ -69,7 +79,14 @@ describe('boot benchmark: plan and table', () => {
     expect(() => planBoot(['--hosts', '0'])).toThrow(/--hosts/);
     expect(() => planBoot(['--hosts', '254'])).toThrow(/--hosts/);
     expect(planBoot(['--only', 'tm']).variants.map((v) => v.name)).toEqual(['tm']);
-    expect(() => planBoot(['--only', 'pbs'])).toThrow(/--only: unknown "pbs"/);
+    expect(planBoot(['--only', 'tm']).slurm).toBe('off');
+    // slurm alone needs no testbed variant; asked for, it must run
+    expect(planBoot(['--only', 'slurm'])).toMatchObject({ variants: [], slurm: 'on' });
+    expect(planBoot(['--only', 'linear,slurm']).variants.map((v) => v.name)).toEqual(['linear']);
+    expect(() => planBoot(['--only', 'pbs'])).toThrow(
+      /--only: unknown "pbs" \(use linear,windowed,tm,slurm\)/,
+    );
+    expect(() => planBoot(['--only', ''])).toThrow(/--only/);
     expect(() => planBoot(['--reps', '0'])).toThrow(/--reps/);
     expect(() => planBoot(['--win-size', 'x'])).toThrow(/--win-size/);
     expect(() => planBoot(['--rep', '3'])).toThrow(/unknown option --rep/);
@@ -88,5 +105,74 @@ describe('boot benchmark: plan and table', () => {
       '    2        200             100             0.50',
       '    4          -              80                -',
     ]);
+  });
+});
+
+describe('boot benchmark: the real Slurm part', () => {
+  const sample = (variant: 'rsh' | 'slurm', rep: number, bootMs: number): JobSample => ({
+    variant,
+    rep,
+    bootMs,
+    haltMs: bootMs / 10,
+    lamdPid: 100 + rep,
+  });
+  const line = (m: unknown) => `${REPORT_TAG} ${JSON.stringify(m)}\n`;
+
+  it('rsh is the baseline, then slurm, each by --ssi boot; repetitions alternate the order', () => {
+    expect(SLURM_VARIANTS.map((v) => v.ssi)).toEqual([{ boot: 'rsh' }, { boot: 'slurm' }]);
+    expect([-1, 0, 1, 2].map(jobOrder)).toEqual([
+      ['slurm', 'rsh'],
+      ['rsh', 'slurm'],
+      ['slurm', 'rsh'],
+      ['rsh', 'slurm'],
+    ]);
+  });
+
+  it("the job's output: report lines in order, other lines and a line still being written skipped", () => {
+    const a = sample('rsh', -1, 500);
+    const b = sample('slurm', -1, 700);
+    const text =
+      'srun: some message\n' +
+      line({ sample: a }) +
+      'lamboot: warning: something\n' +
+      line({ sample: b }) +
+      `${REPORT_TAG} {"sample":{"varia`;
+    expect(parseJobOutput(text)).toEqual({ samples: [a, b], done: false });
+    expect(
+      parseJobOutput(text.slice(0, text.lastIndexOf(REPORT_TAG)) + line({ done: true })),
+    ).toEqual({ samples: [a, b], done: true });
+    expect(parseJobOutput(line({ sample: a }) + line({ error: 'lamboot exited with 1' }))).toEqual({
+      samples: [a],
+      done: false,
+      error: 'lamboot exited with 1',
+    });
+    expect(parseJobOutput('')).toEqual({ samples: [], done: false });
+  });
+
+  it('medians leave the warm-up out (lamhalt times keep it); the ratio is slurm/rsh', () => {
+    const samples = [
+      sample('slurm', -1, 2000),
+      sample('rsh', -1, 1000),
+      sample('rsh', 0, 400),
+      sample('slurm', 0, 600),
+      sample('slurm', 1, 500),
+      sample('rsh', 1, 500),
+      sample('rsh', 2, 450),
+      sample('slurm', 2, 700),
+    ];
+    const row = summarizeJob(samples);
+    expect(row.results.rsh).toMatchObject({ median: 450, samples: [400, 500, 450] });
+    expect(row.results.slurm).toMatchObject({ median: 600, samples: [600, 500, 700] });
+    expect(row.lamhaltMs).toEqual({ rsh: [100, 40, 50, 45], slurm: [200, 60, 50, 70] });
+    expect(row.ratio).toBeCloseTo(600 / 450);
+    expect(formatTable(slurmColumns(), [row]).split('\n')).toEqual([
+      'nodes  rsh ms  slurm ms  slurm/rsh',
+      '-----  ------  --------  ---------',
+      '    1     450       600       1.33',
+    ]);
+    // a job that ended after the warm-up: no medians, no ratio
+    const early = summarizeJob(samples.slice(0, 2));
+    expect(early.results).toEqual({});
+    expect(early.ratio).toBeNaN();
   });
 });

@@ -1,17 +1,10 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  rmSync,
-  symlinkSync,
-  writeFileSync,
-} from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { lamBin, listSessionDirs, readSessionInfo, sessionDirFor, wipeSession } from '@ssi/lam';
+import { slurmAvailable } from '@ssi/slurm-cluster';
 import {
   startTestbed,
   type Testbed,
@@ -23,12 +16,25 @@ import {
   type BenchCommand,
   type Column,
   formatTable,
-  nowNs,
   Options,
   repeat,
   type Stat,
   writeResults,
 } from '../harness';
+import {
+  alive,
+  type ChildResult,
+  killGroup,
+  type LamdRecord,
+  runSlurmJobDriver,
+  SLURM_JOB_ARG,
+  SLURM_VARIANTS,
+  SlurmBootRun,
+  type SlurmRow,
+  sleep,
+  slurmColumns,
+  timedRun,
+} from './boot-slurm';
 
 const USAGE = `usage: node tools/bench/dist/cli.js boot [options]
 
@@ -42,14 +48,22 @@ plugins/boot-tm/test/fixtures, which starts each task over ssh: NOT a real PBS M
 always linear-windowed. Each repetition is lamboot (timed), then lamhalt (not timed); medians
 over repetitions, after one warm-up boot per point.
 
+slurm (a second table): a REAL one-node Slurm (munged, slurmctld, slurmd of tools/slurm-cluster,
+private, started and stopped by this run) and, inside one sbatch job, lamboot --ssi boot slurm
+(the lamds as one srun step) and lamboot --ssi boot rsh (this node alone, default schema),
+alternating, one warm-up each; the ratio slurm/rsh. On by default when the cluster can run here
+(else skipped with the reason); no testbed needed for it.
+
 options:
   --hosts LIST        numbers of test hosts (default 1,2,4,8; the testbed starts the largest)
   --reps N            repetitions per point (default 5; the median is reported)
-  --only LIST         run only some of: linear,windowed,tm (default all)
+  --only LIST         run only some of: linear,windowed,tm,slurm (default all; slurm only when
+                      Slurm can run here, and an error when it is asked for and cannot)
   --win-size N        boot_base_linear_win_size of the windowed column (default 5)
 
 Needs what the testbed needs (Linux, root, openssh-server; see tools/testbed/README.md) and a
-built @ssi/cli. Uses the private session suffix bench-boot-<pid>: other universes are not touched.`;
+built @ssi/cli; slurm needs what tools/slurm-cluster needs (root, slurm-wlm, munge) and a built
+@ssi/boot-slurm. Uses the private session suffix bench-boot-<pid>: other universes are not touched.`;
 
 /**
  * One way of booting: a column of the table. `ssi` goes on lamboot's command line as
@@ -143,7 +157,10 @@ export interface BootPlan {
   hosts: number[];
   reps: number;
   winSize: number;
+  /** the testbed variants (columns of the first table); none: no testbed */
   variants: BootVariant[];
+  /** the real Slurm part: 'auto' (default) runs it when Slurm can run here, 'on' must run it */
+  slurm: 'auto' | 'on' | 'off';
 }
 
 const DEFAULT_HOSTS = [1, 2, 4, 8];
@@ -172,15 +189,17 @@ export function planBoot(args: string[]): BootPlan {
     return n;
   });
   const all = bootVariants(winSize);
-  const only = o.has('only') ? o.string('only', '').split(',') : all.map((v) => v.name);
-  const bad = only.filter((n) => !all.some((v) => v.name === n));
-  if (bad.length > 0 || only.length === 0)
-    throw new Error(`--only: unknown "${bad.join(',')}" (use ${all.map((v) => v.name).join(',')})`);
+  const names = [...all.map((v) => v.name), 'slurm'];
+  const only = o.has('only') ? o.string('only', '').split(',') : undefined;
+  const bad = only?.filter((n) => !names.includes(n)) ?? [];
+  if (bad.length > 0 || only?.length === 0)
+    throw new Error(`--only: unknown "${bad.join(',')}" (use ${names.join(',')})`);
   return {
     hosts: [...new Set(hosts)].sort((a, b) => a - b),
     reps,
     winSize,
-    variants: all.filter((v) => only.includes(v.name)),
+    variants: only ? all.filter((v) => only.includes(v.name)) : all,
+    slurm: only ? (only.includes('slurm') ? 'on' : 'off') : 'auto',
   };
 }
 
@@ -241,40 +260,6 @@ function repoRoot(): string {
 function cliBinDir(): string {
   return resolve(repoRoot(), 'packages', 'cli', 'dist', 'bin');
 }
-
-interface ChildResult {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-  /** spawn to exit */
-  ms: number;
-}
-
-/** A lamd this run started: pid and /proc start time (pids get reused). */
-interface LamdRecord {
-  host: string;
-  pid: number;
-  startTime?: string;
-}
-
-function procStartTime(pid: number): string | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    if (rest[0] === 'Z' || rest[0] === 'X') return undefined;
-    return rest[19];
-  } catch {
-    return undefined;
-  }
-}
-
-function alive(pid: number, startTime?: string): boolean {
-  const now = procStartTime(pid);
-  return now !== undefined && (startTime === undefined || now === startTime);
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 class BootRun {
   readonly suffix = `bench-boot-${process.pid}`;
@@ -338,58 +323,18 @@ class BootRun {
     timeoutMs: number,
   ): Promise<ChildResult> {
     if (this.aborted) return Promise.reject(new Error(`interrupted (${this.aborted})`));
-    return new Promise((resolvePromise, reject) => {
-      const out: Buffer[] = [];
-      const err: Buffer[] = [];
-      const t0 = nowNs();
-      const child = spawn(process.execPath, [join(this.binDir, `${command}.js`), ...args], {
-        env,
-        cwd: this.workDir,
-        stdio: ['ignore', 'pipe', 'pipe'],
-        detached: true,
-      });
-      this.current = child;
-      child.stdout!.on('data', (b: Buffer) => out.push(b));
-      child.stderr!.on('data', (b: Buffer) => err.push(b));
-      const timer = setTimeout(() => {
-        this.killCurrent('SIGKILL');
-        reject(new Error(`${command} did not finish within ${timeoutMs / 1000} s`));
-      }, timeoutMs);
-      child.once('error', (e) => {
-        clearTimeout(timer);
-        this.current = undefined;
-        reject(e);
-      });
-      child.once('exit', (code, signal) => {
-        const ms = (nowNs() - t0) / 1e6;
-        clearTimeout(timer);
-        this.current = undefined;
-        // output may still be in the pipes; a lamd never holds them, but do not wait forever
-        const done = () =>
-          resolvePromise({
-            code,
-            signal,
-            ms,
-            stdout: Buffer.concat(out).toString('utf8'),
-            stderr: Buffer.concat(err).toString('utf8'),
-          });
-        const t = setTimeout(done, 1000);
-        child.once('close', () => {
-          clearTimeout(t);
-          done();
-        });
-      });
+    return timedRun(join(this.binDir, `${command}.js`), args, {
+      env,
+      cwd: this.workDir,
+      timeoutMs,
+      onChild: (c) => {
+        this.current = c;
+      },
     });
   }
 
   killCurrent(sig: NodeJS.Signals): void {
-    const c = this.current;
-    if (!c?.pid) return;
-    try {
-      process.kill(-c.pid, sig);
-    } catch {
-      // gone
-    }
+    killGroup(this.current, sig);
   }
 
   /** One repetition: lamboot (timed), record its lamds, lamhalt, wait until all are gone. */
@@ -499,23 +444,52 @@ class BootRun {
 }
 
 async function runBoot(args: string[]): Promise<number> {
+  if (args[0] === SLURM_JOB_ARG) return runSlurmJobDriver(args.slice(1)); // inside the Slurm job
   const plan = planBoot(args);
-  const avail = testbedAvailable();
-  if (!avail.ok) {
-    console.error(`boot: the testbed cannot run here: ${avail.reason}`);
-    return 1;
+  if (plan.variants.length > 0) {
+    const avail = testbedAvailable();
+    if (!avail.ok) {
+      console.error(`boot: the testbed cannot run here: ${avail.reason}`);
+      return 1;
+    }
   }
   const binDir = cliBinDir();
   if (!existsSync(join(binDir, 'lamboot.js'))) {
     console.error(`boot: ${join(binDir, 'lamboot.js')} is missing; build the workspace first`);
     return 1;
   }
+  // the Slurm job runs this benchmark's own CLI as its driver
+  const cliJs = resolve(repoRoot(), 'tools', 'bench', 'dist', 'cli.js');
+  let slurmSkipped: string | undefined;
+  if (plan.slurm !== 'off') {
+    const s = slurmAvailable();
+    const why = !s.ok ? s.reason : !existsSync(cliJs) ? `${cliJs} is missing` : undefined;
+    if (why !== undefined && plan.slurm === 'on') {
+      console.error(`boot: slurm: the private Slurm cluster cannot run here: ${why}`);
+      return 1;
+    }
+    if (why !== undefined) {
+      slurmSkipped = why;
+      process.stderr.write(`boot: slurm: skipped: ${why}\n`);
+    }
+  }
+  const slurmOn = plan.slurm !== 'off' && slurmSkipped === undefined;
   // lamds started through ssh use /tmp (sshd passes no TMPDIR): so must everyone else here
   delete process.env.TMPDIR;
 
   const run = new BootRun(binDir);
-  // Installed before the testbed's own handlers: this one runs first, and because it exists the
-  // process does not die by the signal; the finally block below cleans up, then we exit.
+  const slurm = slurmOn
+    ? new SlurmBootRun({
+        binDir,
+        cliJs,
+        suffix: run.suffix,
+        lamds: run.lamds,
+        aborted: () => run.aborted,
+      })
+    : undefined;
+  // Installed before the testbed's and the Slurm cluster's own handlers: this one runs first, and
+  // because it exists the process does not die by the signal; the finally block below cleans up
+  // (the Slurm fixture has already killed its daemons and jobs by then), then we exit.
   const onSignal = (sig: NodeJS.Signals) => {
     if (run.aborted) {
       // second signal: no more waiting
@@ -524,7 +498,9 @@ async function runBoot(args: string[]): Promise<number> {
       process.exit(130);
     }
     run.aborted = sig;
-    process.stderr.write(`\nboot: ${sig}: stopping lamboot, lamds and the testbed\n`);
+    process.stderr.write(
+      `\nboot: ${sig}: stopping lamboot, lamds${slurm ? ', the Slurm cluster' : ''} and the testbed\n`,
+    );
     run.killCurrent('SIGTERM');
   };
   const onExit = () => run.killLamdsSync();
@@ -533,10 +509,11 @@ async function runBoot(args: string[]): Promise<number> {
   process.on('exit', onExit);
 
   const rows: BootRow[] = [];
+  let slurmRow: SlurmRow | undefined;
   let failure: unknown;
   try {
-    await run.start(Math.max(...plan.hosts));
-    for (const n of plan.hosts) {
+    if (plan.variants.length > 0) await run.start(Math.max(...plan.hosts));
+    for (const n of plan.variants.length > 0 ? plan.hosts : []) {
       const row: BootRow = { hosts: n, results: {}, lamhaltMs: {} };
       rows.push(row);
       for (const v of plan.variants) {
@@ -556,14 +533,19 @@ async function runBoot(args: string[]): Promise<number> {
         });
       }
     }
+    if (slurm) slurmRow = await slurm.measure(plan.reps);
   } catch (err) {
     failure = err;
   } finally {
-    try {
-      process.stderr.write(`boot: cleanup: ${await run.cleanup()}\n`);
-    } catch (err) {
-      failure ??= err;
-      process.stderr.write(`boot: ${(err as Error).message}\n`);
+    // Slurm first: cancelling the job ends its lamds (and srun) the way Slurm does
+    for (const step of [slurm?.cleanup.bind(slurm), run.cleanup.bind(run)]) {
+      if (!step) continue;
+      try {
+        process.stderr.write(`boot: cleanup: ${await step()}\n`);
+      } catch (err) {
+        failure ??= err;
+        process.stderr.write(`boot: ${(err as Error).message}\n`);
+      }
     }
     for (const s of signals) process.off(s, onSignal);
     process.off('exit', onExit);
@@ -574,13 +556,23 @@ async function runBoot(args: string[]): Promise<number> {
   }
   if (failure) throw failure;
 
-  console.log(
-    `lamboot wall time to test hosts: rsh over ssh (linear, windowed), tm through the stand-in pbsdsh (median of ${plan.reps}; ratio < 1: faster than linear)\n`,
-  );
-  console.log(formatTable(bootColumns(plan.variants), rows));
+  if (plan.variants.length > 0) {
+    console.log(
+      `lamboot wall time to test hosts: rsh over ssh (linear, windowed), tm through the stand-in pbsdsh (median of ${plan.reps}; ratio < 1: faster than linear)\n`,
+    );
+    console.log(formatTable(bootColumns(plan.variants), rows));
+  }
+  if (slurmRow) {
+    console.log(
+      `${plan.variants.length > 0 ? '\n' : ''}lamboot wall time inside one sbatch job of a real one-node Slurm (tools/slurm-cluster): rsh (this node alone) vs the slurm boot module (one srun step) (median of ${plan.reps}, alternating; ratio > 1: slurm slower)\n`,
+    );
+    console.log(formatTable(slurmColumns(), [slurmRow]));
+  } else if (slurmSkipped !== undefined) {
+    console.log(`${plan.variants.length > 0 ? '\n' : ''}slurm: skipped: ${slurmSkipped}`);
+  }
   const file = writeResults('boot', {
     params: {
-      hosts: plan.hosts,
+      hosts: plan.variants.length > 0 ? plan.hosts : [],
       reps: plan.reps,
       warmup: 1,
       winSize: plan.winSize,
@@ -592,6 +584,16 @@ async function runBoot(args: string[]): Promise<number> {
       },
     },
     rows: rows.map((r) => ({ ...r, ratios: ratios(r, plan.variants) })),
+    slurm: slurmRow
+      ? {
+          jobId: slurm!.jobId,
+          variants: SLURM_VARIANTS,
+          order: 'warm-up of each, then each repetition both, alternating which goes first',
+          env: { LAM_MPI_SSI_boot_base_timeout: '20' },
+          ...slurmRow,
+          samples: slurm!.samples,
+        }
+      : { skipped: slurmSkipped ?? 'not asked for (--only)' },
   });
   console.log(`\nresults: ${file}`);
   return 0;
@@ -600,7 +602,7 @@ async function runBoot(args: string[]): Promise<number> {
 export const bootCommand: BenchCommand = {
   name: 'boot',
   summary:
-    'lamboot wall time over ssh test hosts: rsh linear vs linear-windowed, and tm (PBS stand-in)',
+    'lamboot wall time over ssh test hosts: rsh linear vs linear-windowed, tm (PBS stand-in); real Slurm vs rsh',
   usage: USAGE,
   run: runBoot,
 };
