@@ -498,7 +498,10 @@ async function caseBadInput({ world, rank, size }: Ctx): Promise<void> {
   }
   // Mismatched lengths under ERRORS_RETURN: the ranks with the short buffer get ERR_TRUNCATE
   // (or, below them in a tree, a timeout), nobody aborts. On a duplicate: it may be left unusable.
+  // Both duplicates first: after a failed collective the ranks leave it at different times (some
+  // only at the timeout), and a collective on the world in between would time out in turn.
   const d = await world.dup();
+  const d2 = await world.dup();
   d.errhandler = ERRORS_RETURN;
   const outcome = await d.bcast(rank === 0 ? new Float64Array(4) : new Float64Array(2), 0).then(
     () => 'ok',
@@ -508,6 +511,23 @@ async function caseBadInput({ world, rank, size }: Ctx): Promise<void> {
     rank === 0 ? outcome === 'ok' : outcome === 'ERR_TRUNCATE' || outcome === 'ERR_OTHER',
     `a bcast into a too-short buffer returns an error, not an abort (rank ${rank}: ${outcome})`,
   );
+  // A reduction whose operands differ in length between ranks: errors (or timeouts), no abort,
+  // and nobody waits past coll_base_timeout. Also on a duplicate.
+  d2.errhandler = ERRORS_RETURN;
+  if (size > 1) {
+    const res = await within(
+      d2.allreduce(new Float64Array(rank === size - 1 ? 3 : 2), SUM).then(
+        () => 'ok',
+        (e: { className?: string }) => e.className,
+      ),
+      'an allreduce with mismatched lengths',
+      60_000,
+    );
+    check(
+      res === 'ERR_TRUNCATE' || res === 'ERR_OTHER',
+      `allreduce of mismatched lengths fails cleanly (rank ${rank}: ${res})`,
+    );
+  }
   // Only the last rank passes a bad root to a reduce: it gets ERR_ROOT; the root waits for its
   // contribution and gets ERR_OTHER after coll_base_timeout (set low by the test); every other
   // rank finishes one way or the other. Nobody hangs.
