@@ -1,5 +1,6 @@
 import type { BenchCommand } from '../harness';
 import { bootCommand } from './boot';
+import { collCommand } from './coll';
 import { pingpongCommand } from './pingpong';
 import { shmCommand } from './shm';
 
@@ -8,4 +9,4 @@ import { shmCommand } from './shm';
  * src/commands/<name>.ts exporting a BenchCommand that measures with `repeat`, prints with
  * `formatTable` and saves with `writeResults`, then list it here.
  */
-export const COMMANDS: BenchCommand[] = [shmCommand, bootCommand, pingpongCommand];
+export const COMMANDS: BenchCommand[] = [shmCommand, bootCommand, pingpongCommand, collCommand];

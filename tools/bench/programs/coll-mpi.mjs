@@ -1,0 +1,126 @@
+// The `ssi` column of `ssi-bench coll`: collectives of @ssi/mpi on N ranks (started by the
+// benchmark with `launchJob`, `--ssi rpi tcp --ssi coll lam_basic`). The same loop as c/coll.c.
+//
+//   coll-mpi.mjs <reps> <op>:<bytes>:<iters>:<warmup>...
+//
+// op is barrier (bytes 0), bcast (`bytes` from rank 0), allreduce (`bytes` of float32, SUM) or
+// alltoall (`bytes` per pair). For each point every rank runs an unrecorded warm-up pass of
+// `warmup` calls (the JIT of a fresh Node process needs thousands of calls to settle), then per
+// repetition: a barrier (not timed), `iters` calls back to back, timed on each rank. Rank 0 gathers the per-rank times (not timed) and prints one line
+// per point,
+//   COLL {"op":O,"bytes":B,"np":N,"iters":I,"maxNs":[...],"avgNs":[...],"minNs":[...]}
+// with, per repetition, the largest, mean and smallest per-rank time per call (IMB's t_max,
+// t_avg, t_min). Results are checked after every pass (first and last element of each block).
+//
+// @ssi/mpi is imported from SSI_BENCH_MPI_URL when set (the benchmark sets it: tools/bench does
+// not depend on @ssi/mpi), else as the bare package name.
+
+const { MPI, SUM } = await import(process.env.SSI_BENCH_MPI_URL || '@ssi/mpi');
+
+const [reps, ...pairs] = process.argv.slice(2);
+const nreps = Number(reps);
+const plan = pairs.map((p) => {
+  const [op, bytes, iters, warmup] = p.split(':');
+  return { op, bytes: Number(bytes), iters: Number(iters), warmup: Number(warmup) };
+});
+
+const mpi = await MPI.init();
+const world = mpi.COMM_WORLD;
+const rank = world.rank;
+const np = world.size;
+
+function fail(message) {
+  throw new Error(`coll (rank ${rank}): ${message}`);
+}
+
+/** Byte i of the broadcast data. */
+const pattern = (i) => (i * 7 + 1) & 0xff;
+/** Every byte of the alltoall block rank `from` sends to rank `to`. */
+const blockByte = (from, to) => (from * 16 + to + 1) & 0xff;
+/** Element i of rank r's allreduce operand (exact in float32, and so is the sum). */
+const operand = (r, i) => r + 1 + (i % 4);
+const sumOf = (i) => (np * (np + 1)) / 2 + np * (i % 4);
+
+/** One point: `run()` is one call; `reset()` clears what the check reads; `check()` after. */
+function setup({ op, bytes }) {
+  if (op === 'barrier') return { run: () => world.barrier(), reset() {}, check() {} };
+  if (op === 'bcast') {
+    const buf = new Uint8Array(bytes);
+    if (rank === 0) for (let i = 0; i < bytes; i++) buf[i] = pattern(i);
+    const last = bytes - 1;
+    return {
+      run: () => world.bcast(buf, 0),
+      reset() {
+        if (rank !== 0 && bytes > 0) buf[0] = buf[last] = 0;
+      },
+      check() {
+        if (bytes > 0 && (buf[0] !== pattern(0) || buf[last] !== pattern(last)))
+          fail(`bcast of ${bytes} bytes: wrong data`);
+      },
+    };
+  }
+  if (op === 'allreduce') {
+    const n = bytes / 4;
+    if (!Number.isInteger(n)) fail(`allreduce: ${bytes} bytes is not a whole number of float32`);
+    const data = new Float32Array(n);
+    for (let i = 0; i < n; i++) data[i] = operand(rank, i);
+    const into = new Float32Array(n);
+    const last = n - 1;
+    return {
+      run: () => world.allreduce(data, SUM, into),
+      reset() {
+        if (n > 0) into[0] = into[last] = 0;
+      },
+      check() {
+        if (n > 0 && (into[0] !== sumOf(0) || into[last] !== sumOf(last)))
+          fail(`allreduce of ${n} float32: got ${into[0]}, ${into[last]}`);
+      },
+    };
+  }
+  if (op === 'alltoall') {
+    const send = new Uint8Array(bytes * np);
+    for (let to = 0; to < np; to++) send.fill(blockByte(rank, to), to * bytes, (to + 1) * bytes);
+    const into = new Uint8Array(bytes * np);
+    return {
+      run: () => world.alltoall(send, into),
+      reset() {
+        if (bytes > 0) for (let r = 0; r < np; r++) into[r * bytes] = into[(r + 1) * bytes - 1] = 0;
+      },
+      check() {
+        if (bytes === 0) return;
+        for (let r = 0; r < np; r++) {
+          const want = blockByte(r, rank);
+          if (into[r * bytes] !== want || into[(r + 1) * bytes - 1] !== want)
+            fail(`alltoall of ${bytes} bytes per pair: wrong block from rank ${r}`);
+        }
+      },
+    };
+  }
+  return fail(`unknown operation "${op}"`);
+}
+
+for (const point of plan) {
+  const { op, bytes, iters, warmup } = point;
+  const p = setup(point);
+  const maxNs = [];
+  const avgNs = [];
+  const minNs = [];
+  for (let r = 0; r <= nreps; r++) {
+    const n = r === 0 ? warmup : iters; // r = 0: the warm-up pass
+    p.reset();
+    await world.barrier();
+    const t0 = process.hrtime.bigint();
+    for (let i = 0; i < n; i++) await p.run();
+    const ns = Number(process.hrtime.bigint() - t0) / Math.max(1, n);
+    if (n > 0) p.check();
+    const all = await world.gather(new Float64Array([ns]), 0);
+    if (r > 0 && rank === 0) {
+      maxNs.push(Math.max(...all));
+      minNs.push(Math.min(...all));
+      avgNs.push(all.reduce((a, b) => a + b, 0) / np);
+    }
+  }
+  if (rank === 0)
+    console.log(`COLL ${JSON.stringify({ op, bytes, np, iters, maxNs, avgNs, minNs })}`);
+}
+await mpi.finalize();

@@ -1,0 +1,758 @@
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmdirSync, rmSync } from 'node:fs';
+import { availableParallelism, hostname, tmpdir } from 'node:os';
+import { delimiter, dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import {
+  type BenchCommand,
+  type Column,
+  formatTable,
+  nowNs,
+  Options,
+  type Stat,
+  stat,
+  writeResults,
+} from '../harness';
+import { OMPI_INSTALL_HINT, openMpiVersion } from './pingpong';
+
+const USAGE = `usage: node tools/bench/dist/cli.js coll [options]
+
+Collective operations on N processes of this machine, two columns measured in the same run by the
+same loop (a barrier, then many calls back to back, timed on every rank):
+  ssi     @ssi/mpi with --ssi rpi tcp --ssi coll lam_basic (launchJob of @ssi/mpi/testing)
+  ompi    Open MPI: tools/bench/c/coll.c compiled with mpicc, run with mpirun --mca pml ob1
+          --mca btl tcp,self --mca btl_tcp_if_include lo (TCP on loopback), with Open MPI's
+          default collective algorithms (its tuned module's decisions)
+Time per call = the slowest rank's mean over a timed pass (IMB's t_max); the tables show medians
+over the repetitions and ssi/ompi = ratio of the medians (< 1: @ssi/mpi is faster).
+Every driver run first makes unrecorded calls of each operation (4000 for barrier and allreduce8,
+for the JIT of fresh Node processes; a quarter of a pass for the large ones), in both columns.
+Repetitions are interleaved: round r runs every column once for every process count.
+More processes than CPUs oversubscribe the machine (8 on 2 CPUs): both columns alike; nothing
+is pinned.
+
+operations (--ops):
+  barrier      MPI_Barrier / comm.barrier()
+  bcast        4 MiB of bytes from rank 0 / comm.bcast(buf, 0)
+  allreduce8   8 B = 2 float32, SUM / comm.allreduce(f32, SUM, into)
+  allreduce4m  4 MiB = 1 Mi float32, SUM
+  alltoall     1 MiB per pair (np MiB sent and received per rank) / comm.alltoall(buf, into)
+
+options:
+  --reps N       repetitions (rounds) per point (default 5; the median is reported)
+  --np LIST      process counts (default 2,4,8)
+  --ops LIST     operations (default barrier,bcast,allreduce8,allreduce4m,alltoall)
+  --only LIST    run only some of the columns: ssi,ompi (default both)
+  --quick        a tenth of the iterations (a smoke run; numbers are noisier)`;
+
+const MiB = 1024 * 1024;
+
+/** What a driver runs: its operation name, and the bytes of one call. */
+export type CollKind = 'barrier' | 'bcast' | 'allreduce' | 'alltoall';
+
+export interface CollOp {
+  /** The name of `--ops`. */
+  name: string;
+  /** For tables. */
+  label: string;
+  kind: CollKind;
+  /** bcast: the message; allreduce: the float32 operand; alltoall: the block per pair. */
+  bytes: number;
+  /** Calls per timed pass on 2 processes (fewer on more processes, see `iterations`). */
+  calls: number;
+  /** Shown in microseconds (latency) or milliseconds (large messages). */
+  unit: 'us' | 'ms';
+}
+
+export const COLL_OPS: readonly CollOp[] = [
+  { name: 'barrier', label: 'barrier', kind: 'barrier', bytes: 0, calls: 1000, unit: 'us' },
+  { name: 'bcast', label: 'bcast 4 MiB', kind: 'bcast', bytes: 4 * MiB, calls: 64, unit: 'ms' },
+  {
+    name: 'allreduce8',
+    label: 'allreduce 8 B',
+    kind: 'allreduce',
+    bytes: 8,
+    calls: 1000,
+    unit: 'us',
+  },
+  {
+    name: 'allreduce4m',
+    label: 'allreduce 4 MiB',
+    kind: 'allreduce',
+    bytes: 4 * MiB,
+    calls: 32,
+    unit: 'ms',
+  },
+  {
+    name: 'alltoall',
+    label: 'alltoall 1 MiB/pair',
+    kind: 'alltoall',
+    bytes: MiB,
+    calls: 32,
+    unit: 'ms',
+  },
+];
+
+/** The columns, in table order. */
+export const COLL_COLUMNS = ['ssi', 'ompi'] as const;
+export type CollColumn = (typeof COLL_COLUMNS)[number];
+
+export const COLUMN_TITLES: Record<CollColumn, string> = {
+  ssi: 'ssi lam_basic',
+  ompi: 'Open MPI',
+};
+
+/** The SSI parameters of the ssi column (`--ssi rpi tcp --ssi coll lam_basic`). */
+export const SSI_PARAMS = { rpi: 'tcp', coll: 'lam_basic' } as const;
+
+/**
+ * Calls per timed pass: the operation's count on 2 processes, scaled by 2/np (a call costs about
+ * np times as much on this machine's 2 CPUs, so a pass takes similar time at every np), at least 4;
+ * `--quick` takes a tenth (at least 2).
+ */
+export function iterations(op: CollOp, np: number, quick: boolean): number {
+  const n = Math.max(4, Math.round((op.calls * 2) / Math.max(2, np)));
+  return quick ? Math.max(2, Math.round(n / 10)) : n;
+}
+
+/**
+ * Unrecorded calls before the timed passes of a point, in both columns alike: the JIT of a fresh
+ * Node process needs thousands of calls to settle (2 processes: a barrier takes 3x longer over
+ * calls 250-1250 than after 4000), so latency operations get 4000 at every np; the large ones,
+ * where moving the data dominates, a quarter of a pass (at least 2). `--quick`: a tenth.
+ */
+export function warmupCalls(op: CollOp, iters: number, quick: boolean): number {
+  if (op.unit === 'us') return quick ? 400 : 4000;
+  return Math.max(2, Math.ceil(iters / 4));
+}
+
+/** One operation at one process count. */
+export interface CollPoint {
+  op: CollOp;
+  iters: number;
+  warmup: number;
+}
+
+export interface CollPlan {
+  reps: number;
+  quick: boolean;
+  nps: number[];
+  ops: CollOp[];
+  columns: CollColumn[];
+  /** The points each driver run measures, per process count (same order as `ops`). */
+  points: Map<number, CollPoint[]>;
+}
+
+function list(o: Options, name: string, dflt: readonly string[]): string[] {
+  const v = o.string(name, dflt.join(','));
+  const xs = [...new Set(v.split(',').map((x) => x.trim()))].filter(Boolean);
+  if (xs.length === 0) throw new Error(`--${name}: name at least one`);
+  return xs;
+}
+
+export function planColl(args: string[]): CollPlan {
+  const o = new Options(args);
+  const bad = o.unknown(['reps', 'np', 'ops', 'only', 'quick']);
+  if (bad.length > 0) throw new Error(`unknown option --${bad[0]}\n\n${USAGE}`);
+  if (o.positional.length > 0)
+    throw new Error(`unexpected argument "${o.positional[0]}"\n\n${USAGE}`);
+  for (const name of ['np', 'ops', 'only'])
+    if (o.has(name) && o.string(name, '') === '')
+      throw new Error(`--${name} needs a comma-separated list`);
+  const reps = o.number('reps', 5);
+  if (!Number.isInteger(reps) || reps < 1) throw new Error('--reps needs an integer >= 1');
+  const quick = o.has('quick');
+  const nps = list(o, 'np', ['2', '4', '8']).map((x) => {
+    if (!/^\d+$/.test(x) || Number(x) < 1) throw new Error(`--np: bad process count "${x}"`);
+    return Number(x);
+  });
+  nps.sort((a, b) => a - b);
+  const opNames = list(
+    o,
+    'ops',
+    COLL_OPS.map((x) => x.name),
+  );
+  for (const n of opNames)
+    if (!COLL_OPS.some((x) => x.name === n))
+      throw new Error(`--ops: no operation "${n}" (choose from ${COLL_OPS.map((x) => x.name)})`);
+  const ops = COLL_OPS.filter((x) => opNames.includes(x.name)); // table order
+  const only = list(o, 'only', COLL_COLUMNS);
+  for (const c of only)
+    if (!(COLL_COLUMNS as readonly string[]).includes(c))
+      throw new Error(`--only: no column "${c}" (choose from ${COLL_COLUMNS.join(',')})`);
+  const columns = COLL_COLUMNS.filter((c) => only.includes(c));
+  const points = new Map(
+    nps.map((np) => [
+      np,
+      ops.map((op) => {
+        const iters = iterations(op, np, quick);
+        return { op, iters, warmup: warmupCalls(op, iters, quick) };
+      }),
+    ]),
+  );
+  return { reps, quick, nps, ops, columns, points };
+}
+
+/** The arguments both drivers take: `<reps> <kind>:<bytes>:<iters>:<warmup>...`. */
+export function driverArgs(reps: number, points: readonly CollPoint[]): string[] {
+  return [String(reps), ...points.map((p) => `${p.op.kind}:${p.op.bytes}:${p.iters}:${p.warmup}`)];
+}
+
+/** Open MPI's mpirun flags: np ranks here, ob1 over the TCP BTL on loopback, nothing bound. */
+export function ompiFlags(np: number): string[] {
+  return [
+    '--allow-run-as-root',
+    '--oversubscribe',
+    '-np',
+    String(np),
+    '--bind-to',
+    'none',
+    '--mca',
+    'pml',
+    'ob1',
+    '--mca',
+    'btl',
+    'tcp,self',
+    '--mca',
+    'btl_tcp_if_include',
+    'lo',
+  ];
+}
+
+/** One result line of a driver: per repetition the slowest, mean and fastest rank's time per call. */
+export interface CollSample {
+  op: CollKind;
+  bytes: number;
+  np: number;
+  iters: number;
+  maxNs: number[];
+  avgNs: number[];
+  minNs: number[];
+}
+
+const PREFIX = 'COLL ';
+const INFO_PREFIX = 'COLLINFO ';
+const KINDS: readonly string[] = ['barrier', 'bcast', 'allreduce', 'alltoall'];
+
+const positiveNumbers = (x: unknown): x is number[] =>
+  Array.isArray(x) &&
+  x.length > 0 &&
+  x.every((v) => typeof v === 'number' && Number.isFinite(v) && v > 0);
+
+/**
+ * Parses one line a driver prints (`COLL {"op":...,"maxNs":[...],...}`); any other line (mpirun's
+ * warnings, COLLINFO) gives undefined. A COLL line that is not well formed throws.
+ */
+export function parseDriverLine(line: string): CollSample | undefined {
+  const l = line.trim();
+  if (!l.startsWith(PREFIX)) return undefined;
+  let v: unknown;
+  try {
+    v = JSON.parse(l.slice(PREFIX.length));
+  } catch {
+    throw new Error(`malformed driver line: ${l}`);
+  }
+  const o = v as Partial<CollSample> | null;
+  const ok =
+    o !== null &&
+    typeof o === 'object' &&
+    typeof o.op === 'string' &&
+    KINDS.includes(o.op) &&
+    Number.isInteger(o.bytes) &&
+    o.bytes! >= 0 &&
+    Number.isInteger(o.np) &&
+    o.np! >= 1 &&
+    Number.isInteger(o.iters) &&
+    o.iters! > 0 &&
+    positiveNumbers(o.maxNs) &&
+    positiveNumbers(o.avgNs) &&
+    positiveNumbers(o.minNs) &&
+    o.maxNs.length === o.avgNs.length &&
+    o.maxNs.length === o.minNs.length;
+  if (!ok) throw new Error(`malformed driver line: ${l}`);
+  const { op, bytes, np, iters, maxNs, avgNs, minNs } = o as CollSample;
+  return { op, bytes, np, iters, maxNs, avgNs, minNs };
+}
+
+/**
+ * Parses a driver's whole output and checks it against the plan: exactly one result line per
+ * point, in order, for `np` processes, with the planned iterations and `reps` samples.
+ */
+export function parseDriverOutput(
+  text: string,
+  points: readonly CollPoint[],
+  np: number,
+  reps: number,
+): CollSample[] {
+  const out: CollSample[] = [];
+  for (const line of text.split('\n')) {
+    const s = parseDriverLine(line);
+    if (s) out.push(s);
+  }
+  if (out.length !== points.length)
+    throw new Error(`expected ${points.length} results, got ${out.length}`);
+  out.forEach((s, i) => {
+    const p = points[i]!;
+    const want = `${p.op.kind}:${p.op.bytes}:${p.iters} on ${np}`;
+    const got = `${s.op}:${s.bytes}:${s.iters} on ${s.np}`;
+    if (want !== got) throw new Error(`result ${i}: expected ${want}, got ${got}`);
+    if (s.maxNs.length !== reps)
+      throw new Error(`result ${i}: expected ${reps} samples, got ${s.maxNs.length}`);
+  });
+  return out;
+}
+
+/**
+ * The C driver's `COLLINFO {"yieldWhenIdle":Y}`: whether Open MPI's idle ranks yielded the CPU
+ * (true/false), or undefined when the line is missing or the variable could not be read (-1).
+ */
+export function parseYieldWhenIdle(text: string): boolean | undefined {
+  const line = text.split('\n').find((l) => l.trim().startsWith(INFO_PREFIX));
+  if (!line) return undefined;
+  try {
+    const y = (JSON.parse(line.trim().slice(INFO_PREFIX.length)) as { yieldWhenIdle?: unknown })
+      .yieldWhenIdle;
+    return y === 1 ? true : y === 0 ? false : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+// ---- results ------------------------------------------------------------------------------
+
+/** One table row: an operation at one process count, per column the per-round t_max. */
+export interface CollRow {
+  op: CollOp;
+  np: number;
+  iters: number;
+  warmup: number;
+  ssi?: Stat;
+  ompi?: Stat;
+}
+
+const ratio = (a?: Stat, b?: Stat) => (a && b ? a.median / b.median : null);
+
+/** Columns of one table: times in the unit given (medians of t_max), then ssi/ompi. */
+export function timeColumns(columns: CollColumn[], unit: 'us' | 'ms'): Column<CollRow>[] {
+  const div = unit === 'us' ? 1e3 : 1e6;
+  const cols: Column<CollRow>[] = [
+    { title: 'operation', value: (r) => r.op.label },
+    { title: 'np', value: (r) => r.np, digits: 0 },
+  ];
+  for (const c of columns)
+    cols.push({
+      title: COLUMN_TITLES[c],
+      value: (r) => (r[c] ? r[c]!.median / div : null),
+      digits: unit === 'us' ? 1 : 2,
+    });
+  if (columns.includes('ssi') && columns.includes('ompi'))
+    cols.push({ title: 'ssi/ompi', value: (r) => ratio(r.ssi, r.ompi) });
+  return cols;
+}
+
+/** The summary: one row per operation, one ratio column (ssi/ompi) per process count. */
+export function ratioColumns(nps: number[]): Column<{ op: CollOp; rows: CollRow[] }>[] {
+  return [
+    { title: 'operation', value: (x) => x.op.label },
+    ...nps.map((np) => ({
+      title: `np ${np}`,
+      value: (x: { op: CollOp; rows: CollRow[] }) => {
+        const r = x.rows.find((y) => y.np === np);
+        return r ? ratio(r.ssi, r.ompi) : null;
+      },
+    })),
+  ];
+}
+
+// ---- running the drivers ------------------------------------------------------------------
+
+/** tools/bench: the directory with programs/ and c/ (found from dist/ or src/commands/). */
+function benchRoot(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 4; i++) {
+    if (existsSync(join(dir, 'programs', 'coll-mpi.mjs'))) return dir;
+    dir = dirname(dir);
+  }
+  throw new Error('cannot find tools/bench/programs/coll-mpi.mjs');
+}
+
+/** @ssi/mpi's built entry points: tools/bench does not depend on it, the workspace has it. */
+function mpiDist(root: string): { index: string; testing: string } {
+  for (const pkg of [
+    join(root, 'node_modules', '@ssi', 'mpi'),
+    join(root, '..', '..', 'packages', 'mpi'),
+  ]) {
+    const index = join(pkg, 'dist', 'index.js');
+    const testing = join(pkg, 'dist', 'testing', 'index.js');
+    if (existsSync(index) && existsSync(testing)) return { index, testing };
+  }
+  throw new Error('@ssi/mpi is not built (packages/mpi/dist): run `pnpm build` in packages/mpi');
+}
+
+interface MpiTesting {
+  launchJob(o: {
+    np: number;
+    program: string;
+    args?: readonly string[];
+    ssi?: Record<string, string | number | boolean>;
+    env?: Record<string, string>;
+    timeoutMs?: number;
+    label?: string;
+  }): Promise<{ ok: boolean; failure?: string; output: string; stdout: string[] }>;
+  killAllJobs(): void;
+}
+
+function which(cmd: string): string | undefined {
+  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
+    if (dir && existsSync(join(dir, cmd))) return join(dir, cmd);
+  }
+  return undefined;
+}
+
+/** mpirun children still running (each leads a process group: the kill must reach its ranks). */
+const children = new Set<ChildProcess>();
+/** `killAllJobs` of @ssi/mpi/testing once loaded: the ranks `launchJob` started. */
+let killMpiJobs: (() => void) | undefined;
+
+function killChildren(): void {
+  killMpiJobs?.();
+  for (const c of children) {
+    if (c.exitCode !== null || c.signalCode !== null || c.pid === undefined) continue;
+    try {
+      process.kill(-c.pid, 'SIGKILL');
+    } catch {
+      c.kill('SIGKILL');
+    }
+    removeOmpiSession(c.pid);
+  }
+}
+
+/**
+ * The session directory a killed mpirun leaves behind (`<tmp>/ompi.<host>.<uid>/pid.<pid>`, as
+ * Open MPI 4 names it), and the directory above it when nothing else is left in it.
+ */
+function removeOmpiSession(pid: number): void {
+  const top = join(tmpdir(), `ompi.${hostname()}.${process.getuid?.() ?? 0}`);
+  try {
+    rmSync(join(top, `pid.${pid}`), { recursive: true, force: true });
+    rmdirSync(top); // fails (ignored) while other sessions use it
+  } catch {
+    // not there, or still in use
+  }
+}
+
+/** How one column runs one round at one process count: resolves with the driver's stdout. */
+type Runner = (np: number, args: string[], timeoutMs: number) => Promise<string>;
+
+async function ssiRunner(root: string): Promise<{ run: Runner; info: Record<string, unknown> }> {
+  const dist = mpiDist(root);
+  const testing = (await import(pathToFileURL(dist.testing).href)) as MpiTesting;
+  killMpiJobs = () => testing.killAllJobs();
+  const program = join(root, 'programs', 'coll-mpi.mjs');
+  const run: Runner = async (np, args, timeoutMs) => {
+    const r = await testing.launchJob({
+      np,
+      program,
+      args,
+      ssi: { ...SSI_PARAMS },
+      env: { SSI_BENCH_MPI_URL: pathToFileURL(dist.index).href },
+      timeoutMs,
+      label: `coll (ssi, np ${np})`,
+    });
+    if (!r.ok) {
+      testing.killAllJobs(); // launchJob has killed them already; no rank may outlive the run
+      throw new Error(`${r.failure}\n${r.output.split('\n').slice(-30).join('\n')}`);
+    }
+    return r.stdout[0] ?? '';
+  };
+  return { run, info: { program, mpi: dist.index, ssi: SSI_PARAMS } };
+}
+
+/**
+ * Open MPI: compiles c/coll.c into `workDir`. Returns a reason to skip the column when mpicc or
+ * mpirun is missing, is not Open MPI, or cannot compile the driver.
+ */
+function ompiRunner(
+  root: string,
+  workDir: string,
+): { run: Runner; info: Record<string, unknown> } | { skip: string } {
+  const mpicc = which('mpicc');
+  const mpirun = which('mpirun');
+  if (!mpicc || !mpirun)
+    return { skip: `${!mpicc ? 'mpicc' : 'mpirun'} not found on PATH; ${OMPI_INSTALL_HINT}` };
+  const v = spawnSync(mpirun, ['--version'], { encoding: 'utf8', timeout: 20_000 });
+  const version = openMpiVersion(`${v.stdout ?? ''}${v.stderr ?? ''}`);
+  if (!version)
+    return {
+      skip: `${mpirun} is not Open MPI ("${(v.stdout ?? '').split('\n')[0]}"); ${OMPI_INSTALL_HINT}`,
+    };
+  const source = join(root, 'c', 'coll.c');
+  const binary = join(workDir, 'coll');
+  const cc = spawnSync(mpicc, ['-O2', '-o', binary, source], {
+    encoding: 'utf8',
+    timeout: 120_000,
+  });
+  if (cc.status !== 0)
+    return {
+      skip: `mpicc could not compile ${source} (${(cc.stderr || cc.error?.message || '').trim()}); ${OMPI_INSTALL_HINT}`,
+    };
+  const run: Runner = (np, args, timeoutMs) =>
+    new Promise((resolve, reject) => {
+      const flags = ompiFlags(np);
+      const child = spawn(mpirun, [...flags, binary, ...args], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+        detached: true, // a process group of its own, so that a kill reaches the ranks
+      });
+      children.add(child);
+      let stdout = '';
+      let stderr = '';
+      const timer = setTimeout(() => {
+        killChildren();
+        reject(new Error(`Open MPI (np ${np}): no result after ${timeoutMs / 1000} s (killed)`));
+      }, timeoutMs);
+      child.stdout.setEncoding('utf8');
+      child.stdout.on('data', (d: string) => {
+        stdout += d;
+      });
+      child.stderr.setEncoding('utf8');
+      child.stderr.on('data', (d: string) => {
+        stderr += d;
+      });
+      child.once('error', (err) => {
+        clearTimeout(timer);
+        children.delete(child);
+        reject(new Error(`mpirun: ${err.message}`));
+      });
+      child.once('close', (code, signal) => {
+        clearTimeout(timer);
+        children.delete(child);
+        if (code === 0) resolve(stdout);
+        else
+          reject(
+            new Error(`mpirun ${flags.join(' ')} ... exited with ${code ?? signal}\n${stderr}`),
+          );
+      });
+    });
+  return {
+    run,
+    info: {
+      version,
+      mpirun: `${mpirun} ${ompiFlags(0).join(' ').replace('-np 0', '-np <np>')} ${binary}`,
+      compile: `${mpicc} -O2 -o ${binary} ${source}`,
+      collectives: "Open MPI's defaults (no coll MCA parameters given)",
+    },
+  };
+}
+
+/**
+ * The commit of the code measured, and which of the measured packages have changes not committed
+ * (read-only git, no optional locks; undefined outside a git checkout).
+ */
+function sourceState(root: string): Record<string, unknown> | undefined {
+  const git = (args: string[]) =>
+    spawnSync('git', ['--no-optional-locks', '-C', join(root, '..', '..'), ...args], {
+      encoding: 'utf8',
+      timeout: 10_000,
+    });
+  const head = git(['rev-parse', 'HEAD']);
+  if (head.status !== 0) return undefined;
+  const dirty = git([
+    'status',
+    '--porcelain',
+    '--',
+    'packages/mpi',
+    'plugins/rpi-tcp',
+    'plugins/coll-lam-basic',
+  ]);
+  return { commit: head.stdout.trim(), uncommitted: dirty.stdout.split('\n').filter(Boolean) };
+}
+
+function formatNs(ns: number): string {
+  return ns >= 1e6 ? `${(ns / 1e6).toFixed(2)} ms` : `${(ns / 1e3).toFixed(1)} us`;
+}
+
+// ---- the command --------------------------------------------------------------------------
+
+export const collCommand: BenchCommand = {
+  name: 'coll',
+  summary:
+    'collectives on 2-8 processes: @ssi/mpi (tcp rpi, lam_basic) vs Open MPI (TCP, loopback)',
+  usage: USAGE,
+  async run(args) {
+    const plan = planColl(args);
+    const { reps, nps, ops } = plan;
+    const root = benchRoot();
+    const workDir = mkdtempSync(join(tmpdir(), 'ssi-bench-coll-'));
+    const cleanup = () => {
+      killChildren();
+      rmSync(workDir, { recursive: true, force: true });
+    };
+    const onSignal = (sig: NodeJS.Signals) => {
+      process.stderr.write(`\n${sig}: stopping the benchmark's processes\n`);
+      cleanup();
+      process.exit(130);
+    };
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+
+    const runners: Partial<Record<CollColumn, Runner>> = {};
+    const info: Record<string, unknown> = {};
+    const skipped: Record<string, string> = {};
+    try {
+      for (const c of plan.columns) {
+        if (c === 'ssi') {
+          const t = await ssiRunner(root);
+          runners.ssi = t.run;
+          info.ssi = t.info;
+        } else {
+          process.stderr.write('compiling c/coll.c with mpicc ...\n');
+          const t = ompiRunner(root, workDir);
+          if ('skip' in t) {
+            skipped.ompi = t.skip;
+            process.stderr.write(`Open MPI column skipped: ${t.skip}\n`);
+          } else {
+            runners.ompi = t.run;
+            info.ompi = t.info;
+          }
+        }
+      }
+      const columns = plan.columns.filter((c) => runners[c]);
+      if (columns.length === 0) throw new Error('no column left to run');
+      /** samples[np][column][op index]: per round t_max, t_avg, t_min */
+      const key = (np: number, c: CollColumn) => `${np}/${c}`;
+      const samples = new Map<string, { max: number[]; avg: number[]; min: number[] }[]>();
+      for (const np of nps)
+        for (const c of columns)
+          samples.set(
+            key(np, c),
+            ops.map(() => ({ max: [], avg: [], min: [] })),
+          );
+      const yieldWhenIdle: Record<number, boolean | undefined> = {};
+      const runSeconds: Record<string, number[]> = {};
+      const t0 = nowNs();
+      for (let round = 0; round < reps; round++) {
+        for (const np of nps) {
+          const points = plan.points.get(np)!;
+          const oneArgs = driverArgs(1, points);
+          // rotate the order, so that no column always runs first
+          const order = columns.map((_, i) => columns[(i + round) % columns.length]!);
+          for (const c of order) {
+            const started = nowNs();
+            const text = await runners[c]!(np, oneArgs, 600_000);
+            const got = parseDriverOutput(text, points, np, 1);
+            if (c === 'ompi') yieldWhenIdle[np] = parseYieldWhenIdle(text);
+            const s = samples.get(key(np, c))!;
+            got.forEach((g, i) => {
+              s[i]!.max.push(g.maxNs[0]!);
+              s[i]!.avg.push(g.avgNs[0]!);
+              s[i]!.min.push(g.minNs[0]!);
+            });
+            const secs = (nowNs() - started) / 1e9;
+            runSeconds[key(np, c)] = [...(runSeconds[key(np, c)] ?? []), secs];
+            process.stderr.write(
+              `round ${round + 1}/${reps} np ${String(np).padStart(2)} ${COLUMN_TITLES[c].padEnd(13)} ` +
+                `${secs.toFixed(1).padStart(5)} s ` +
+                got.map((g, i) => ` ${ops[i]!.name} ${formatNs(g.maxNs[0]!)}`).join('') +
+                '\n',
+            );
+          }
+        }
+      }
+      process.stderr.write(`measured in ${((nowNs() - t0) / 1e9).toFixed(0)} s\n`);
+
+      const rows: CollRow[] = [];
+      ops.forEach((op, i) => {
+        for (const np of nps) {
+          const { iters, warmup } = plan.points.get(np)![i]!;
+          const row: CollRow = { op, np, iters, warmup };
+          for (const c of columns) row[c] = stat(samples.get(key(np, c))![i]!.max);
+          rows.push(row);
+        }
+      });
+
+      for (const [c, why] of Object.entries(skipped))
+        console.log(`\n${COLUMN_TITLES[c as CollColumn]} column skipped: ${why}`);
+      console.log(
+        `\nTime per call: the slowest rank's mean over a timed pass, median of ${reps} rounds` +
+          `\n(ssi: --ssi rpi tcp --ssi coll lam_basic; Open MPI ${String(info.ompi ? (info.ompi as { version: string }).version : '-')}: ` +
+          'ob1, tcp BTL on lo, default collectives)',
+      );
+      const us = rows.filter((r) => r.op.unit === 'us');
+      const ms = rows.filter((r) => r.op.unit === 'ms');
+      if (us.length > 0) {
+        console.log('\nLatency, microseconds per call\n');
+        console.log(formatTable(timeColumns(columns, 'us'), us));
+      }
+      if (ms.length > 0) {
+        console.log('\nLarge messages, milliseconds per call\n');
+        console.log(formatTable(timeColumns(columns, 'ms'), ms));
+      }
+      if (columns.length === 2) {
+        console.log('\nssi/ompi: ratio of the medians (< 1: @ssi/mpi faster)\n');
+        console.log(
+          formatTable(
+            ratioColumns(nps),
+            ops.map((op) => ({ op, rows: rows.filter((r) => r.op === op) })),
+          ),
+        );
+      }
+      const cpus = availableParallelism(); // the CPUs this process may run on
+      const over = nps.filter((np) => np > cpus);
+      if (over.length > 0)
+        console.log(
+          `\n${over.join(', ')} processes on ${cpus} CPUs: oversubscribed in both columns` +
+            (info.ompi
+              ? `; Open MPI's idle ranks yield the CPU (mpi_yield_when_idle) at np ${
+                  nps.filter((np) => yieldWhenIdle[np]).join(', ') || '-'
+                }`
+              : ''),
+        );
+
+      const file = writeResults('coll', {
+        params: {
+          reps,
+          quick: plan.quick,
+          np: nps,
+          ops: ops.map((o) => o.name),
+          columns: plan.columns,
+          interleaved:
+            'round r runs, for every np, every column once (fresh processes); column order rotated each round',
+          timing:
+            'per point: an unrecorded pass of `warmup` calls, then a barrier and `iters` calls back to back timed on every rank; maxNs/avgNs/minNs = slowest/mean/fastest rank (t_max/t_avg/t_min)',
+        },
+        drivers: info,
+        source: sourceState(root),
+        skipped,
+        openMpiYieldWhenIdle: yieldWhenIdle,
+        runSeconds,
+        unit: { ns: 'time per call in ns (median, min, max over rounds; samples: one per round)' },
+        rows: rows.map((r) => {
+          const i = ops.indexOf(r.op);
+          const per = (c: CollColumn) => {
+            const s = samples.get(key(r.np, c));
+            return s
+              ? { maxNs: stat(s[i]!.max), avgNs: stat(s[i]!.avg), minNs: stat(s[i]!.min) }
+              : undefined;
+          };
+          return {
+            op: r.op.name,
+            kind: r.op.kind,
+            bytes: r.op.bytes,
+            np: r.np,
+            iters: r.iters,
+            warmup: r.warmup,
+            ssi: per('ssi'),
+            openMpi: per('ompi'),
+            ssiOverOmpi: ratio(r.ssi, r.ompi),
+          };
+        }),
+      });
+      console.log(`\nresults: ${file}`);
+      return 0;
+    } finally {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+      cleanup();
+    }
+  },
+};

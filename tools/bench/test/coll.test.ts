@@ -1,0 +1,198 @@
+import { describe, expect, it } from 'vitest';
+import {
+  COLL_OPS,
+  type CollRow,
+  driverArgs,
+  iterations,
+  ompiFlags,
+  parseDriverLine,
+  parseDriverOutput,
+  parseYieldWhenIdle,
+  planColl,
+  ratioColumns,
+  timeColumns,
+  warmupCalls,
+} from '../src/commands/coll';
+import { formatTable, stat } from '../src/harness';
+
+const MiB = 1024 * 1024;
+const op = (name: string) => COLL_OPS.find((o) => o.name === name)!;
+
+describe('coll benchmark: plan, driver output, tables', () => {
+  it('options: defaults, lists in table order, typos refused', () => {
+    const p = planColl([]);
+    expect(p.reps).toBe(5);
+    expect(p.quick).toBe(false);
+    expect(p.nps).toEqual([2, 4, 8]);
+    expect(p.ops.map((o) => o.name)).toEqual([
+      'barrier',
+      'bcast',
+      'allreduce8',
+      'allreduce4m',
+      'alltoall',
+    ]);
+    expect(p.columns).toEqual(['ssi', 'ompi']);
+    expect(p.points.get(8)!.map((x) => x.iters)).toEqual([250, 16, 250, 8, 8]);
+
+    const q = planColl(['--np', '8,2,2', '--ops=alltoall,barrier', '--only', 'ompi', '--quick']);
+    expect(q.nps).toEqual([2, 8]); // ascending, once each
+    expect(q.ops.map((o) => o.name)).toEqual(['barrier', 'alltoall']); // table order
+    expect(q.columns).toEqual(['ompi']);
+    expect(q.points.get(2)!.map((x) => x.iters)).toEqual([100, 3]);
+    expect(q.points.get(2)!.map((x) => x.warmup)).toEqual([400, 2]);
+
+    expect(() => planColl(['--ops', 'barrier,reduce'])).toThrow(/no operation "reduce"/);
+    expect(() => planColl(['--only', 'mpich'])).toThrow(/no column "mpich"/);
+    expect(() => planColl(['--np', '2,x'])).toThrow(/bad process count "x"/);
+    expect(() => planColl(['--np', '0'])).toThrow(/bad process count/);
+    expect(() => planColl(['--np'])).toThrow(/--np needs a comma-separated list/);
+    expect(() => planColl(['--reps', '0'])).toThrow(/--reps/);
+    expect(() => planColl(['--rep', '3'])).toThrow(/unknown option --rep/);
+    expect(() => planColl(['8'])).toThrow(/unexpected argument "8"/);
+  });
+
+  it('iterations: the 2-process count scaled by 2/np (at least 4), --quick a tenth; warm-up', () => {
+    expect(iterations(op('barrier'), 2, false)).toBe(1000);
+    expect(iterations(op('barrier'), 4, false)).toBe(500);
+    expect(iterations(op('barrier'), 1, false)).toBe(1000);
+    expect(iterations(op('alltoall'), 64, false)).toBe(4);
+    expect(iterations(op('barrier'), 8, true)).toBe(25);
+    expect(iterations(op('allreduce4m'), 8, true)).toBe(2);
+    // warm-up: thousands of calls for the latency operations (the JIT), a quarter pass else
+    expect(warmupCalls(op('barrier'), 250, false)).toBe(4000);
+    expect(warmupCalls(op('allreduce8'), 25, true)).toBe(400);
+    expect(warmupCalls(op('bcast'), 64, false)).toBe(16);
+    expect(warmupCalls(op('alltoall'), 5, false)).toBe(2);
+  });
+
+  it('driver arguments: kind, bytes, calls and warm-up calls per point', () => {
+    const p = planColl(['--np', '4']);
+    expect(driverArgs(1, p.points.get(4)!)).toEqual([
+      '1',
+      'barrier:0:500:4000',
+      `bcast:${4 * MiB}:32:8`,
+      'allreduce:8:500:4000',
+      `allreduce:${4 * MiB}:16:4`,
+      `alltoall:${MiB}:16:4`,
+    ]);
+  });
+
+  it('parses driver lines: COLL lines only, malformed ones refused', () => {
+    // as c/coll.c prints it, and as programs/coll-mpi.mjs prints it
+    expect(
+      parseDriverLine(
+        'COLL {"op":"bcast","bytes":4194304,"np":2,"iters":20,"maxNs":[3351618.6],"avgNs":[3347561.5],"minNs":[3343504.5]}',
+      ),
+    ).toEqual({
+      op: 'bcast',
+      bytes: 4194304,
+      np: 2,
+      iters: 20,
+      maxNs: [3351618.6],
+      avgNs: [3347561.5],
+      minNs: [3343504.5],
+    });
+    const s = { op: 'barrier', bytes: 0, np: 8, iters: 3, maxNs: [2.5], avgNs: [2], minNs: [1] };
+    expect(parseDriverLine(`COLL ${JSON.stringify(s)}\r`)).toEqual(s);
+    expect(parseDriverLine('COLLINFO {"yieldWhenIdle":1}')).toBeUndefined();
+    expect(parseDriverLine('[vm:123] WARNING: no openib device')).toBeUndefined();
+    const bad = (o: Record<string, unknown>) => `COLL ${JSON.stringify({ ...s, ...o })}`;
+    expect(() => parseDriverLine('COLL {"op":"barrier",')).toThrow(/malformed/);
+    expect(() => parseDriverLine(bad({ op: 'reduce' }))).toThrow(/malformed/);
+    expect(() => parseDriverLine(bad({ np: 0 }))).toThrow(/malformed/);
+    expect(() => parseDriverLine(bad({ maxNs: [] }))).toThrow(/malformed/);
+    expect(() => parseDriverLine(bad({ avgNs: [null] }))).toThrow(/malformed/);
+    expect(() => parseDriverLine(bad({ minNs: [1, 1] }))).toThrow(/malformed/); // lengths differ
+  });
+
+  it('checks a whole output against the plan: every point, in order, on np, with its samples', () => {
+    const points = planColl(['--np', '2', '--ops', 'barrier,alltoall', '--quick']).points.get(2)!;
+    const line = (o: string, bytes: number, iters: number, np = 2, n = 2) =>
+      `COLL ${JSON.stringify({ op: o, bytes, np, iters, maxNs: Array(n).fill(9), avgNs: Array(n).fill(8), minNs: Array(n).fill(7) })}`;
+    const good = [
+      'COLLINFO {"yieldWhenIdle":0}',
+      line('barrier', 0, 100),
+      'noise',
+      line('alltoall', MiB, 3),
+    ];
+    expect(parseDriverOutput(good.join('\n'), points, 2, 2).map((x) => x.op)).toEqual([
+      'barrier',
+      'alltoall',
+    ]);
+    expect(() => parseDriverOutput(line('barrier', 0, 100), points, 2, 2)).toThrow(
+      /expected 2 results, got 1/,
+    );
+    expect(() =>
+      parseDriverOutput(
+        [line('alltoall', MiB, 3), line('barrier', 0, 100)].join('\n'),
+        points,
+        2,
+        2,
+      ),
+    ).toThrow(/result 0: expected barrier:0:100 on 2/);
+    expect(() =>
+      parseDriverOutput(
+        [line('barrier', 0, 100, 4), line('alltoall', MiB, 3, 4)].join('\n'),
+        points,
+        2,
+        2,
+      ),
+    ).toThrow(/got barrier:0:100 on 4/);
+    expect(() =>
+      parseDriverOutput(
+        [line('barrier', 0, 100, 2, 1), line('alltoall', MiB, 3, 2, 1)].join('\n'),
+        points,
+        2,
+        2,
+      ),
+    ).toThrow(/expected 2 samples/);
+  });
+
+  it("reads Open MPI's yield-when-idle line; the flags keep ob1 on the TCP BTL over lo", () => {
+    expect(parseYieldWhenIdle('x\nCOLLINFO {"yieldWhenIdle":1}\nCOLL {}')).toBe(true);
+    expect(parseYieldWhenIdle('COLLINFO {"yieldWhenIdle":0}')).toBe(false);
+    expect(parseYieldWhenIdle('COLLINFO {"yieldWhenIdle":-1}')).toBeUndefined();
+    expect(parseYieldWhenIdle('COLLINFO {')).toBeUndefined();
+    expect(parseYieldWhenIdle('')).toBeUndefined();
+    const flags = ompiFlags(8);
+    expect(flags.join(' ')).toBe(
+      '--allow-run-as-root --oversubscribe -np 8 --bind-to none --mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include lo',
+    );
+    expect(flags.join(' ')).not.toMatch(/coll/); // Open MPI's default collectives
+  });
+
+  it('tables: times in the unit of the table, ssi/ompi per row and per process count', () => {
+    const ns = (x: number) => stat([x, 2 * x, x]);
+    const rows: CollRow[] = [
+      { op: op('barrier'), np: 2, iters: 1, warmup: 0, ssi: ns(100_000), ompi: ns(10_000) },
+      { op: op('barrier'), np: 8, iters: 1, warmup: 0, ssi: ns(1_000_000) }, // no Open MPI
+      { op: op('bcast'), np: 2, iters: 1, warmup: 0, ssi: ns(3_000_000), ompi: ns(4_000_000) },
+    ];
+    expect(formatTable(timeColumns(['ssi', 'ompi'], 'us'), rows.slice(0, 2)).split('\n')).toEqual([
+      'operation  np  ssi lam_basic  Open MPI  ssi/ompi',
+      '---------  --  -------------  --------  --------',
+      'barrier     2          100.0      10.0     10.00',
+      'barrier     8         1000.0         -         -',
+    ]);
+    expect(formatTable(timeColumns(['ssi', 'ompi'], 'ms'), rows.slice(2)).split('\n')).toEqual([
+      'operation    np  ssi lam_basic  Open MPI  ssi/ompi',
+      '-----------  --  -------------  --------  --------',
+      'bcast 4 MiB   2           3.00      4.00      0.75',
+    ]);
+    expect(timeColumns(['ompi'], 'us').map((c) => c.title)).toEqual([
+      'operation',
+      'np',
+      'Open MPI',
+    ]);
+    const byOp = [op('barrier'), op('bcast')].map((o) => ({
+      op: o,
+      rows: rows.filter((r) => r.op === o),
+    }));
+    expect(formatTable(ratioColumns([2, 8]), byOp).split('\n')).toEqual([
+      'operation     np 2  np 8', // np 8 has no Open MPI time: '-', left-aligned
+      '-----------  -----  ----',
+      'barrier      10.00  -',
+      'bcast 4 MiB   0.75  -',
+    ]);
+  });
+});
