@@ -19,6 +19,7 @@ export {
   reconUniverse,
   wipeUniverse,
 } from './boot/engine';
+export { findProgram } from './boot/find-program';
 export type { SelectedBoot } from './boot/framework';
 export { selectBootModule } from './boot/framework';
 export type { AgentResult } from './boot/launch';
@@ -78,7 +79,13 @@ export {
   takeNodeSpec,
   unknownNode,
 } from './node-spec';
-export { lamBin, lamPackageDir, lamVersion, localHbootCommand } from './package-paths';
+export {
+  lamBin,
+  lamPackageDir,
+  lamVersion,
+  localHbootCommand,
+  packageDirOf,
+} from './package-paths';
 export type { LamParamName } from './params';
 export { LAM_PARAMS, lamInt, lamSeconds, registerLamParams } from './params';
 export type { SessionCleaner } from './session/session-cleanup';

@@ -1,5 +1,4 @@
-import { accessSync, constants } from 'node:fs';
-import { basename, delimiter, join } from 'node:path';
+import { basename } from 'node:path';
 
 /**
  * The remote shell command (`boot_rsh_agent`), e.g. "ssh", "rsh", "ssh -F ~/.ssh/cluster".
@@ -7,24 +6,6 @@ import { basename, delimiter, join } from 'node:path';
  */
 export function parseAgent(text: string): string[] {
   return text.trim().split(/\s+/).filter(Boolean);
-}
-
-/** Where the agent's program is, or undefined when it cannot be run here. */
-export function findProgram(program: string, env = process.env): string | undefined {
-  const candidates = program.includes('/')
-    ? [program]
-    : (env.PATH ?? '')
-        .split(delimiter)
-        .filter(Boolean)
-        .map((d) => join(d, program));
-  return candidates.find((file) => {
-    try {
-      accessSync(file, constants.X_OK);
-      return true;
-    } catch {
-      return false;
-    }
-  });
 }
 
 export function isSsh(agent: string[]): boolean {

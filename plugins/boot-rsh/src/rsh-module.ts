@@ -6,12 +6,13 @@ import {
   type BootModule,
   type BootNode,
   baseBootActions,
+  findProgram,
   type RteLaunch,
   type RteOutcome,
   runAgent,
   runLocalHboot,
 } from '@ssi/lam';
-import { agentArgv, findProgram, parseAgent } from './agent';
+import { agentArgv, parseAgent } from './agent';
 import { classifyOutcome } from './classify';
 
 const VERSION = '1.0.0';

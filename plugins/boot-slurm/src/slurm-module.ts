@@ -12,6 +12,7 @@ import {
   check127Rule,
   checkDistinctAddresses,
   describeBootNode,
+  findProgram,
   type HbootConfig,
   hbootConfigFor,
   LamError,
@@ -23,9 +24,8 @@ import {
   type StartResult,
 } from '@ssi/lam';
 import { countsForNodes } from './counts';
-import { findProgram } from './find-program';
 import { expandHostlist } from './hostlist';
-import { nodeProgram } from './package-dir';
+import { nodeProgram } from './node-program';
 import { type SlurmJob, slurmJob } from './slurm-env';
 import { SrunLauncher } from './srun-launch';
 

@@ -12,6 +12,7 @@ import {
   baseBootActions,
   check127Rule,
   checkDistinctAddresses,
+  findProgram,
   type HbootConfig,
   LamError,
   lamSeconds,
@@ -20,9 +21,8 @@ import {
   type RteOutcome,
   resolveAddresses,
 } from '@ssi/lam';
-import { findProgram } from './find-program';
+import { nodeProgram } from './node-program';
 import { readNodeFile } from './nodefile';
-import { nodeProgram } from './package-dir';
 import { type PbsJob, pbsJob } from './pbs-env';
 import { TmLauncher } from './tm-launch';
 

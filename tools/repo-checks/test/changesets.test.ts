@@ -1,5 +1,6 @@
 import {
   cpSync,
+  existsSync,
   mkdirSync,
   mkdtempSync,
   readFileSync,
@@ -41,7 +42,10 @@ function changeset(name: string, bumps: Record<string, 'patch' | 'minor' | 'majo
 beforeAll(() => {
   scratch = mkdtempSync(join(tmpdir(), 'ssi-changesets-'));
   const tracked = run('git', ['ls-files', '-z'], repo).split('\0').filter(Boolean);
-  for (const file of tracked) cpSync(join(repo, file), join(scratch, file), { recursive: true });
+  // The working tree as it is: a tracked file deleted but not yet committed is left out.
+  for (const file of tracked.filter((f) => existsSync(join(repo, f)))) {
+    cpSync(join(repo, file), join(scratch, file), { recursive: true });
+  }
   symlinkSync(join(repo, 'node_modules'), join(scratch, 'node_modules'));
   // A plugin peering on core, and a meta package (like @ssi/recommended) depending on it.
   writePackage('plugins/rpi-example', {
