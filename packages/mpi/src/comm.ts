@@ -27,6 +27,7 @@ import {
 } from './constants';
 import type { BufferLike } from './data';
 import { bytesOf, DataKind, decodeValue, elementSize, encodeValue, kindOf } from './data';
+import { withDeadline } from './deadline';
 import type { Engine } from './engine';
 import { ERRORS_ARE_FATAL, ERRORS_RETURN, type Errhandler } from './errhandler';
 import { ErrorClass, MpiError } from './errors';
@@ -70,34 +71,18 @@ function toMpiError(error: unknown): MpiError {
 /** Rejects with ERR_OTHER when `p` takes longer than coll_base_timeout: nobody hangs forever. */
 class CollTimeout extends MpiError {}
 
+function collTimeout(call: string, comm: string, seconds: number): CollTimeout {
+  return new CollTimeout(
+    ErrorClass.ERR_OTHER,
+    `${call} on ${comm}: the other members did not take part within ${seconds} s ` +
+      '(coll_base_timeout); did every member call the same collectives in the same order, with ' +
+      'matching arguments?',
+  );
+}
+
 /** The communicators whose collective operation the current async context runs inside. */
 const collectiveScope = new AsyncLocalStorage<ReadonlySet<Communicator>>();
 
-function withTimeout<T>(p: Promise<T>, seconds: number, what: string): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(
-      () =>
-        reject(
-          new CollTimeout(
-            ErrorClass.ERR_OTHER,
-            `${what}: the other members did not take part within ${seconds} s (coll_base_timeout); ` +
-              'did every member call the same collectives in the same order, with matching arguments?',
-          ),
-        ),
-      seconds * 1000,
-    );
-    p.then(
-      (v) => {
-        clearTimeout(timer);
-        resolve(v);
-      },
-      (e) => {
-        clearTimeout(timer);
-        reject(e);
-      },
-    );
-  });
-}
 const MERGE_TAG = BASE_TAG + 10;
 const CID_WORLD_OR_SELF = [0, 1] as const;
 
@@ -604,7 +589,9 @@ export class Communicator {
         const seconds = this.host.params.get<number>('coll_base_timeout');
         if (seconds <= 0) return await body();
         try {
-          return await withTimeout(body(), seconds, `${call} on ${this.name}`);
+          return await withDeadline(body(), seconds * 1000, () =>
+            collTimeout(call, this.name, seconds),
+          );
         } catch (err) {
           if (err instanceof CollTimeout) this.collBroken = `${call} timed out`;
           throw err;

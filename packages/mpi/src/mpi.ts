@@ -15,6 +15,7 @@ import {
   THREAD_MULTIPLE,
   THREAD_SINGLE,
 } from './constants';
+import { withDeadline } from './deadline';
 import { Engine } from './engine';
 import { ERRORS_ARE_FATAL } from './errhandler';
 import { ErrorClass, MpiError } from './errors';
@@ -46,32 +47,6 @@ let current: Mpi | null = null;
 let finalizedOnce = false;
 
 const MPI_INSTALL_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-
-function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
-  if (!(ms > 0)) return p;
-  return new Promise<T>((resolvePromise, reject) => {
-    const timer = setTimeout(
-      () =>
-        reject(
-          new MpiError(
-            ErrorClass.ERR_OTHER,
-            `timed out after ${ms} ms waiting for ${what} (mpi_base_init_timeout)`,
-          ),
-        ),
-      ms,
-    );
-    p.then(
-      (v) => {
-        clearTimeout(timer);
-        resolvePromise(v);
-      },
-      (e) => {
-        clearTimeout(timer);
-        reject(e);
-      },
-    );
-  });
-}
 
 function describeError(err: unknown): string {
   if (err instanceof Error) return isSsiError(err) ? err.message : (err.stack ?? err.message);
@@ -444,4 +419,18 @@ export class Mpi implements CommHost {
       restart: () => e.crRestart(),
     };
   }
+}
+
+/** Bounds a wait of MPI.init by mpi_base_init_timeout (0: no bound). */
+function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  if (!(ms > 0)) return p;
+  return withDeadline(
+    p,
+    ms,
+    () =>
+      new MpiError(
+        ErrorClass.ERR_OTHER,
+        `timed out after ${ms} ms waiting for ${what} (mpi_base_init_timeout)`,
+      ),
+  );
 }

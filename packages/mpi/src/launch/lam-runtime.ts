@@ -1,5 +1,6 @@
 import { ParamRegistry } from '@ssi/core';
 import { LamClient, type OobAddress } from '@ssi/lam';
+import { withDeadline } from '../deadline';
 import { ErrorClass, MpiError } from '../errors';
 import type { Gps, JobRuntime } from '../job-runtime';
 import { registerMpiParams } from '../params';
@@ -52,28 +53,15 @@ export async function connectLamRuntime(env: Env = process.env): Promise<JobRunt
   });
 
   const within = <T>(p: Promise<T>, what: string): Promise<T> =>
-    new Promise<T>((resolve, reject) => {
-      const timer = setTimeout(
-        () =>
-          reject(
-            new MpiError(
-              ErrorClass.ERR_OTHER,
-              `rank ${job.rank}: no ${what} within ${initTimeoutMs} ms (mpi_base_init_timeout)`,
-            ),
-          ),
-        initTimeoutMs,
-      );
-      p.then(
-        (v) => {
-          clearTimeout(timer);
-          resolve(v);
-        },
-        (e) => {
-          clearTimeout(timer);
-          reject(e);
-        },
-      );
-    });
+    withDeadline(
+      p,
+      initTimeoutMs,
+      () =>
+        new MpiError(
+          ErrorClass.ERR_OTHER,
+          `rank ${job.rank}: no ${what} within ${initTimeoutMs} ms (mpi_base_init_timeout)`,
+        ),
+    );
 
   const hello: HelloMsg = { jobId: job.jobId, rank: job.rank, address: client.address };
   await client.send(hubAddress, HubTag.HELLO, hello);

@@ -3,6 +3,7 @@
  * the job with a message naming the rank and the check.
  */
 import { isDeepStrictEqual } from 'node:util';
+import { withDeadline } from '../deadline';
 import { MpiError } from '../errors';
 
 export class CheckFailed extends Error {}
@@ -41,20 +42,5 @@ export async function expectError(
 
 /** Waits for `p` or fails loudly after `ms`, naming what was awaited. */
 export function within<T>(p: Promise<T>, what: string, ms = 30_000): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const t = setTimeout(
-      () => reject(new CheckFailed(`timed out after ${ms} ms waiting for ${what}`)),
-      ms,
-    );
-    p.then(
-      (v) => {
-        clearTimeout(t);
-        resolve(v);
-      },
-      (e) => {
-        clearTimeout(t);
-        reject(e);
-      },
-    );
-  });
+  return withDeadline(p, ms, () => new CheckFailed(`timed out after ${ms} ms waiting for ${what}`));
 }
