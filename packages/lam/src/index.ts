@@ -88,6 +88,7 @@ export {
 } from './package-paths';
 export type { LamParamName } from './params';
 export { LAM_PARAMS, lamInt, lamSeconds, registerLamParams } from './params';
+export { isProcessAlive, procStartTime } from './session/proc-identity';
 export type { SessionCleaner } from './session/session-cleanup';
 export { registerSessionCleaner, runSessionCleanup } from './session/session-cleanup';
 export {

@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { listSessionDirs, readSessionInfo } from '@ssi/lam';
+import { isProcessAlive, listSessionDirs, readSessionInfo } from '@ssi/lam';
 import { markedProcesses, type SlurmCluster, startSlurmCluster } from '@ssi/slurm-cluster';
 import { type Column, nowNs, type Stat, stat } from '../harness';
 
@@ -100,22 +100,6 @@ export interface LamdRecord {
   host: string;
   pid: number;
   startTime?: string;
-}
-
-export function procStartTime(pid: number): string | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    if (rest[0] === 'Z' || rest[0] === 'X') return undefined;
-    return rest[19];
-  } catch {
-    return undefined;
-  }
-}
-
-export function alive(pid: number, startTime?: string): boolean {
-  const now = procStartTime(pid);
-  return now !== undefined && (startTime === undefined || now === startTime);
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -320,7 +304,7 @@ export async function runSlurmJobDriver(args: string[]): Promise<number> {
         let left: string[] = [];
         for (const deadline = Date.now() + 10_000; Date.now() < deadline; await sleep(25)) {
           left = universeLeft(clusterDir, jobId);
-          if (alive(info.lamdPid, info.lamdStartTime)) left.push(`lamd ${info.lamdPid}`);
+          if (isProcessAlive(info.lamdPid, info.lamdStartTime)) left.push(`lamd ${info.lamdPid}`);
           left.push(...listSessionDirs(cfg.suffix));
           if (left.length === 0) break;
         }

@@ -3,7 +3,14 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { lamBin, listSessionDirs, readSessionInfo, sessionDirFor, wipeSession } from '@ssi/lam';
+import {
+  isProcessAlive,
+  lamBin,
+  listSessionDirs,
+  readSessionInfo,
+  sessionDirFor,
+  wipeSession,
+} from '@ssi/lam';
 import { slurmAvailable } from '@ssi/slurm-cluster';
 import {
   startTestbed,
@@ -22,7 +29,6 @@ import {
   writeResults,
 } from '../harness';
 import {
-  alive,
   type ChildResult,
   killGroup,
   type LamdRecord,
@@ -368,7 +374,8 @@ class BootRun {
     const mine = new Set(hosts.map((h) => h.address));
     const ours = this.lamds.filter((l) => mine.has(l.host));
     for (const deadline = Date.now() + 10_000; Date.now() < deadline; ) {
-      if (!ours.some((l) => alive(l.pid, l.startTime)) && !this.sessionDirsLeft().length) return;
+      if (!ours.some((l) => isProcessAlive(l.pid, l.startTime)) && !this.sessionDirsLeft().length)
+        return;
       await sleep(25);
     }
     process.stderr.write('boot: warning: lamhalt left lamds or session directories; wiping\n');
@@ -405,7 +412,7 @@ class BootRun {
       rmSync(dir, { recursive: true, force: true });
     }
     for (const l of targets) {
-      if (alive(l.pid, l.startTime)) {
+      if (isProcessAlive(l.pid, l.startTime)) {
         try {
           process.kill(l.pid, 'SIGKILL');
         } catch {
@@ -427,8 +434,8 @@ class BootRun {
     await this.tb?.stop();
     if (this.workDir) rmSync(this.workDir, { recursive: true, force: true });
     await sleep(100);
-    const lamdsLeft = this.lamds.filter((l) => alive(l.pid, l.startTime));
-    const sshdsLeft = this.sshdPids.filter((p) => alive(p));
+    const lamdsLeft = this.lamds.filter((l) => isProcessAlive(l.pid, l.startTime));
+    const sshdsLeft = this.sshdPids.filter((p) => isProcessAlive(p));
     const parts = [
       `${this.lamds.length} lamd(s) started, ${lamdsLeft.length} left`,
       `${this.sshdPids.length} sshd(s) started, ${sshdsLeft.length} left`,
