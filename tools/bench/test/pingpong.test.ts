@@ -9,13 +9,13 @@ import {
   iterations,
   latencyColumns,
   ompiFlags,
-  openMpiVersion,
   type PingPongRow,
   parseCpuList,
   parseDriverLine,
   parseDriverOutput,
   planPingPong,
 } from '../src/commands/pingpong';
+import { openMpiVersion } from '../src/drivers';
 import { formatTable, stat } from '../src/harness';
 
 const KiB = 1024;

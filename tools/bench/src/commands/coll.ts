@@ -1,8 +1,14 @@
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmdirSync, rmSync } from 'node:fs';
-import { availableParallelism, hostname, tmpdir } from 'node:os';
-import { delimiter, dirname, join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  benchRoot,
+  killChildren,
+  type MpiRunner,
+  ompiRunner,
+  sourceState,
+  ssiRunner,
+} from '../drivers';
 import {
   type BenchCommand,
   type Column,
@@ -13,7 +19,6 @@ import {
   stat,
   writeResults,
 } from '../harness';
-import { OMPI_INSTALL_HINT, openMpiVersion } from './pingpong';
 
 const USAGE = `usage: node tools/bench/dist/cli.js coll [options]
 
@@ -366,207 +371,6 @@ export function ratioColumns(nps: number[]): Column<{ op: CollOp; rows: CollRow[
 
 // ---- running the drivers ------------------------------------------------------------------
 
-/** tools/bench: the directory with programs/ and c/ (found from dist/ or src/commands/). */
-function benchRoot(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (let i = 0; i < 4; i++) {
-    if (existsSync(join(dir, 'programs', 'coll-mpi.mjs'))) return dir;
-    dir = dirname(dir);
-  }
-  throw new Error('cannot find tools/bench/programs/coll-mpi.mjs');
-}
-
-/** @ssi/mpi's built entry points: tools/bench does not depend on it, the workspace has it. */
-function mpiDist(root: string): { index: string; testing: string } {
-  for (const pkg of [
-    join(root, 'node_modules', '@ssi', 'mpi'),
-    join(root, '..', '..', 'packages', 'mpi'),
-  ]) {
-    const index = join(pkg, 'dist', 'index.js');
-    const testing = join(pkg, 'dist', 'testing', 'index.js');
-    if (existsSync(index) && existsSync(testing)) return { index, testing };
-  }
-  throw new Error('@ssi/mpi is not built (packages/mpi/dist): run `pnpm build` in packages/mpi');
-}
-
-interface MpiTesting {
-  launchJob(o: {
-    np: number;
-    program: string;
-    args?: readonly string[];
-    ssi?: Record<string, string | number | boolean>;
-    env?: Record<string, string>;
-    timeoutMs?: number;
-    label?: string;
-  }): Promise<{ ok: boolean; failure?: string; output: string; stdout: string[] }>;
-  killAllJobs(): void;
-}
-
-function which(cmd: string): string | undefined {
-  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
-    if (dir && existsSync(join(dir, cmd))) return join(dir, cmd);
-  }
-  return undefined;
-}
-
-/** mpirun children still running (each leads a process group: the kill must reach its ranks). */
-const children = new Set<ChildProcess>();
-/** `killAllJobs` of @ssi/mpi/testing once loaded: the ranks `launchJob` started. */
-let killMpiJobs: (() => void) | undefined;
-
-function killChildren(): void {
-  killMpiJobs?.();
-  for (const c of children) {
-    if (c.exitCode !== null || c.signalCode !== null || c.pid === undefined) continue;
-    try {
-      process.kill(-c.pid, 'SIGKILL');
-    } catch {
-      c.kill('SIGKILL');
-    }
-    removeOmpiSession(c.pid);
-  }
-}
-
-/**
- * The session directory a killed mpirun leaves behind (`<tmp>/ompi.<host>.<uid>/pid.<pid>`, as
- * Open MPI 4 names it), and the directory above it when nothing else is left in it.
- */
-function removeOmpiSession(pid: number): void {
-  const top = join(tmpdir(), `ompi.${hostname()}.${process.getuid?.() ?? 0}`);
-  try {
-    rmSync(join(top, `pid.${pid}`), { recursive: true, force: true });
-    rmdirSync(top); // fails (ignored) while other sessions use it
-  } catch {
-    // not there, or still in use
-  }
-}
-
-/** How one column runs one round at one process count: resolves with the driver's stdout. */
-type Runner = (np: number, args: string[], timeoutMs: number) => Promise<string>;
-
-async function ssiRunner(root: string): Promise<{ run: Runner; info: Record<string, unknown> }> {
-  const dist = mpiDist(root);
-  const testing = (await import(pathToFileURL(dist.testing).href)) as MpiTesting;
-  killMpiJobs = () => testing.killAllJobs();
-  const program = join(root, 'programs', 'coll-mpi.mjs');
-  const run: Runner = async (np, args, timeoutMs) => {
-    const r = await testing.launchJob({
-      np,
-      program,
-      args,
-      ssi: { ...SSI_PARAMS },
-      env: { SSI_BENCH_MPI_URL: pathToFileURL(dist.index).href },
-      timeoutMs,
-      label: `coll (ssi, np ${np})`,
-    });
-    if (!r.ok) {
-      testing.killAllJobs(); // launchJob has killed them already; no rank may outlive the run
-      throw new Error(`${r.failure}\n${r.output.split('\n').slice(-30).join('\n')}`);
-    }
-    return r.stdout[0] ?? '';
-  };
-  return { run, info: { program, mpi: dist.index, ssi: SSI_PARAMS } };
-}
-
-/**
- * Open MPI: compiles c/coll.c into `workDir`. Returns a reason to skip the column when mpicc or
- * mpirun is missing, is not Open MPI, or cannot compile the driver.
- */
-function ompiRunner(
-  root: string,
-  workDir: string,
-): { run: Runner; info: Record<string, unknown> } | { skip: string } {
-  const mpicc = which('mpicc');
-  const mpirun = which('mpirun');
-  if (!mpicc || !mpirun)
-    return { skip: `${!mpicc ? 'mpicc' : 'mpirun'} not found on PATH; ${OMPI_INSTALL_HINT}` };
-  const v = spawnSync(mpirun, ['--version'], { encoding: 'utf8', timeout: 20_000 });
-  const version = openMpiVersion(`${v.stdout ?? ''}${v.stderr ?? ''}`);
-  if (!version)
-    return {
-      skip: `${mpirun} is not Open MPI ("${(v.stdout ?? '').split('\n')[0]}"); ${OMPI_INSTALL_HINT}`,
-    };
-  const source = join(root, 'c', 'coll.c');
-  const binary = join(workDir, 'coll');
-  const cc = spawnSync(mpicc, ['-O2', '-o', binary, source], {
-    encoding: 'utf8',
-    timeout: 120_000,
-  });
-  if (cc.status !== 0)
-    return {
-      skip: `mpicc could not compile ${source} (${(cc.stderr || cc.error?.message || '').trim()}); ${OMPI_INSTALL_HINT}`,
-    };
-  const run: Runner = (np, args, timeoutMs) =>
-    new Promise((resolve, reject) => {
-      const flags = ompiFlags(np);
-      const child = spawn(mpirun, [...flags, binary, ...args], {
-        stdio: ['ignore', 'pipe', 'pipe'],
-        detached: true, // a process group of its own, so that a kill reaches the ranks
-      });
-      children.add(child);
-      let stdout = '';
-      let stderr = '';
-      const timer = setTimeout(() => {
-        killChildren();
-        reject(new Error(`Open MPI (np ${np}): no result after ${timeoutMs / 1000} s (killed)`));
-      }, timeoutMs);
-      child.stdout.setEncoding('utf8');
-      child.stdout.on('data', (d: string) => {
-        stdout += d;
-      });
-      child.stderr.setEncoding('utf8');
-      child.stderr.on('data', (d: string) => {
-        stderr += d;
-      });
-      child.once('error', (err) => {
-        clearTimeout(timer);
-        children.delete(child);
-        reject(new Error(`mpirun: ${err.message}`));
-      });
-      child.once('close', (code, signal) => {
-        clearTimeout(timer);
-        children.delete(child);
-        if (code === 0) resolve(stdout);
-        else
-          reject(
-            new Error(`mpirun ${flags.join(' ')} ... exited with ${code ?? signal}\n${stderr}`),
-          );
-      });
-    });
-  return {
-    run,
-    info: {
-      version,
-      mpirun: `${mpirun} ${ompiFlags(0).join(' ').replace('-np 0', '-np <np>')} ${binary}`,
-      compile: `${mpicc} -O2 -o ${binary} ${source}`,
-      collectives: "Open MPI's defaults (no coll MCA parameters given)",
-    },
-  };
-}
-
-/**
- * The commit of the code measured, and which of the measured packages have changes not committed
- * (read-only git, no optional locks; undefined outside a git checkout).
- */
-function sourceState(root: string): Record<string, unknown> | undefined {
-  const git = (args: string[]) =>
-    spawnSync('git', ['--no-optional-locks', '-C', join(root, '..', '..'), ...args], {
-      encoding: 'utf8',
-      timeout: 10_000,
-    });
-  const head = git(['rev-parse', 'HEAD']);
-  if (head.status !== 0) return undefined;
-  const dirty = git([
-    'status',
-    '--porcelain',
-    '--',
-    'packages/mpi',
-    'plugins/rpi-tcp',
-    'plugins/coll-lam-basic',
-  ]);
-  return { commit: head.stdout.trim(), uncommitted: dirty.stdout.split('\n').filter(Boolean) };
-}
-
 function formatNs(ns: number): string {
   return ns >= 1e6 ? `${(ns / 1e6).toFixed(2)} ms` : `${(ns / 1e3).toFixed(1)} us`;
 }
@@ -595,24 +399,28 @@ export const collCommand: BenchCommand = {
     process.on('SIGINT', onSignal);
     process.on('SIGTERM', onSignal);
 
-    const runners: Partial<Record<CollColumn, Runner>> = {};
+    const runners: Partial<Record<CollColumn, MpiRunner>> = {};
     const info: Record<string, unknown> = {};
     const skipped: Record<string, string> = {};
     try {
       for (const c of plan.columns) {
         if (c === 'ssi') {
-          const t = await ssiRunner(root);
+          const t = await ssiRunner(root, 'coll-mpi.mjs', SSI_PARAMS);
           runners.ssi = t.run;
           info.ssi = t.info;
         } else {
           process.stderr.write('compiling c/coll.c with mpicc ...\n');
-          const t = ompiRunner(root, workDir);
+          const t = ompiRunner(root, 'coll', workDir, ompiFlags);
           if ('skip' in t) {
             skipped.ompi = t.skip;
             process.stderr.write(`Open MPI column skipped: ${t.skip}\n`);
           } else {
             runners.ompi = t.run;
-            info.ompi = t.info;
+            info.ompi = {
+              ...t.info,
+              flags: ompiFlags(0).join(' ').replace('-np 0', '-np <np>'),
+              collectives: "Open MPI's defaults (no coll MCA parameters given)",
+            };
           }
         }
       }
@@ -721,7 +529,7 @@ export const collCommand: BenchCommand = {
             'per point: an unrecorded pass of `warmup` calls, then a barrier and `iters` calls back to back timed on every rank; maxNs/avgNs/minNs = slowest/mean/fastest rank (t_max/t_avg/t_min)',
         },
         drivers: info,
-        source: sourceState(root),
+        source: sourceState(root, ['packages/mpi', 'plugins/rpi-tcp', 'plugins/coll-lam-basic']),
         skipped,
         openMpiYieldWhenIdle: yieldWhenIdle,
         runSeconds,

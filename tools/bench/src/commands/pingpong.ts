@@ -1,8 +1,18 @@
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { delimiter, dirname, join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { join } from 'node:path';
+import {
+  benchRoot,
+  killChildren,
+  type MpiRunner,
+  ompiRunner,
+  runChild,
+  sourceState,
+  ssiRunner,
+  track,
+  which,
+} from '../drivers';
 import {
   type BenchCommand,
   type Column,
@@ -72,10 +82,6 @@ export function ompiFlags(cpus: readonly number[] | null): string[] {
   }
   return flags;
 }
-
-export const OMPI_INSTALL_HINT =
-  'install Open MPI (Debian/Ubuntu: apt-get install openmpi-bin libopenmpi-dev, or run ' +
-  '.ci/install-system-deps.sh)';
 
 /** One message size: how many round trips a timed pass does. */
 export interface Point {
@@ -262,129 +268,7 @@ export function parseDriverOutput(
   return out;
 }
 
-/** `Open MPI` when `mpirun --version` says so: "mpirun (Open MPI) 4.1.4" -> "4.1.4". */
-export function openMpiVersion(versionText: string): string | undefined {
-  return /\(Open MPI\)\s+(\S+)/.exec(versionText)?.[1];
-}
-
 // ---- running the drivers ------------------------------------------------------------------
-
-/** tools/bench: the directory with programs/ and c/ (found from dist/ or src/commands/). */
-function benchRoot(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (let i = 0; i < 4; i++) {
-    if (existsSync(join(dir, 'programs', 'pingpong-mpi.mjs'))) return dir;
-    dir = dirname(dir);
-  }
-  throw new Error('cannot find tools/bench/programs/pingpong-mpi.mjs');
-}
-
-/** @ssi/mpi's built entry points: tools/bench does not depend on it, the workspace has it. */
-function mpiDist(root: string): { index: string; testing: string } {
-  for (const pkg of [
-    join(root, 'node_modules', '@ssi', 'mpi'),
-    join(root, '..', '..', 'packages', 'mpi'),
-  ]) {
-    const index = join(pkg, 'dist', 'index.js');
-    const testing = join(pkg, 'dist', 'testing', 'index.js');
-    if (existsSync(index) && existsSync(testing)) return { index, testing };
-  }
-  throw new Error('@ssi/mpi is not built (packages/mpi/dist): run `pnpm build` in packages/mpi');
-}
-
-interface JobResultLike {
-  ok: boolean;
-  failure?: string;
-  output: string;
-  stdout: string[];
-}
-interface MpiTesting {
-  launchJob(o: {
-    np: number;
-    program: string;
-    args?: readonly string[];
-    ssi?: Record<string, string | number | boolean>;
-    env?: Record<string, string>;
-    timeoutMs?: number;
-    label?: string;
-  }): Promise<JobResultLike>;
-  killAllJobs(): void;
-}
-
-function which(cmd: string): string | undefined {
-  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
-    if (dir && existsSync(join(dir, cmd))) return join(dir, cmd);
-  }
-  return undefined;
-}
-
-/**
- * Child processes this run started and that may still run (killed on errors and signals), each
- * with whether it leads a process group of its own (mpirun: the kill must reach its ranks).
- */
-const children = new Map<ChildProcess, boolean>();
-/** `killAllJobs` of @ssi/mpi/testing once loaded: the ranks `launchJob` started. */
-let killMpiJobs: (() => void) | undefined;
-
-function track(child: ChildProcess, group = false): ChildProcess {
-  children.set(child, group);
-  child.once('exit', () => children.delete(child));
-  return child;
-}
-
-function killChildren(): void {
-  killMpiJobs?.();
-  for (const [c, group] of children) {
-    if (c.exitCode !== null || c.signalCode !== null || c.pid === undefined) continue;
-    try {
-      if (group) process.kill(-c.pid, 'SIGKILL');
-      else c.kill('SIGKILL');
-    } catch {
-      c.kill('SIGKILL');
-    }
-  }
-}
-
-interface Finished {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs a child to its end, collecting its output; kills it (and the rest) after `timeoutMs`. */
-function runChild(
-  child: ChildProcess,
-  what: string,
-  timeoutMs: number,
-  group = false,
-): Promise<Finished> {
-  track(child, group);
-  return new Promise((resolve, reject) => {
-    let stdout = '';
-    let stderr = '';
-    const timer = setTimeout(() => {
-      killChildren();
-      reject(new Error(`${what}: no result after ${timeoutMs / 1000} s (killed)\n${stderr}`));
-    }, timeoutMs);
-    child.stdout!.setEncoding('utf8');
-    child.stdout!.on('data', (d: string) => {
-      stdout += d;
-    });
-    child.stderr?.setEncoding('utf8');
-    child.stderr?.on('data', (d: string) => {
-      stderr += d;
-    });
-    child.once('error', (err) => {
-      clearTimeout(timer);
-      reject(new Error(`${what}: ${err.message}`));
-    });
-    child.once('close', (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, signal, stdout, stderr });
-    });
-  });
-}
 
 /** Waits for a line starting with `prefix` on a child's stdout. */
 function firstLine(child: ChildProcess, prefix: string, timeoutMs: number): Promise<string> {
@@ -414,6 +298,12 @@ function firstLine(child: ChildProcess, prefix: string, timeoutMs: number): Prom
 /** How one column runs one round: resolves with the driver's stdout. */
 type Runner = (args: string[], timeoutMs: number) => Promise<string>;
 
+/** Ping-pong drivers always run 2 ranks. */
+const twoRanks =
+  (run: MpiRunner): Runner =>
+  (args, timeoutMs) =>
+    run(2, args, timeoutMs);
+
 /** The drivers' environment: SSI_BENCH_CPUS set to the plan's CPUs, or removed. */
 function cpuEnv(cpus: readonly number[] | null): Record<string, string> {
   return cpus ? { SSI_BENCH_CPUS: cpus.join(',') } : {};
@@ -423,33 +313,6 @@ function envWith(cpus: readonly number[] | null): NodeJS.ProcessEnv {
   const env = { ...process.env, ...cpuEnv(cpus) };
   if (!cpus) delete env.SSI_BENCH_CPUS;
   return env;
-}
-
-async function tcpRunner(
-  root: string,
-  cpus: readonly number[] | null,
-): Promise<{ run: Runner; info: Record<string, unknown> }> {
-  const dist = mpiDist(root);
-  const testing = (await import(pathToFileURL(dist.testing).href)) as MpiTesting;
-  killMpiJobs = () => testing.killAllJobs();
-  const program = join(root, 'programs', 'pingpong-mpi.mjs');
-  const run: Runner = async (args, timeoutMs) => {
-    const r = await testing.launchJob({
-      np: 2,
-      program,
-      args,
-      ssi: { rpi: 'tcp' },
-      env: { SSI_BENCH_MPI_URL: pathToFileURL(dist.index).href, ...cpuEnv(cpus) },
-      timeoutMs,
-      label: 'pingpong (tcp rpi)',
-    });
-    if (!r.ok) {
-      testing.killAllJobs(); // launchJob has killed them already; no rank may outlive the run
-      throw new Error(`${r.failure}\n${r.output.split('\n').slice(-30).join('\n')}`);
-    }
-    return r.stdout[0] ?? '';
-  };
-  return { run, info: { program, mpi: dist.index, ssi: { rpi: 'tcp' } } };
 }
 
 function rawRunner(
@@ -486,78 +349,6 @@ function rawRunner(
     }
   };
   return { run, info: { program } };
-}
-
-/**
- * Open MPI: compiles c/pingpong.c into `workDir`. Returns undefined (with a reason) when mpicc or
- * mpirun is missing, is not Open MPI, or cannot compile the driver.
- */
-function ompiRunner(
-  root: string,
-  workDir: string,
-  cpus: readonly number[] | null,
-): { run: Runner; info: Record<string, unknown> } | { skip: string } {
-  const mpicc = which('mpicc');
-  const mpirun = which('mpirun');
-  if (!mpicc || !mpirun)
-    return { skip: `${!mpicc ? 'mpicc' : 'mpirun'} not found on PATH; ${OMPI_INSTALL_HINT}` };
-  const v = spawnSync(mpirun, ['--version'], { encoding: 'utf8', timeout: 20_000 });
-  const version = openMpiVersion(`${v.stdout ?? ''}${v.stderr ?? ''}`);
-  if (!version)
-    return {
-      skip: `${mpirun} is not Open MPI ("${(v.stdout ?? '').split('\n')[0]}"); ${OMPI_INSTALL_HINT}`,
-    };
-  const source = join(root, 'c', 'pingpong.c');
-  const binary = join(workDir, 'pingpong');
-  const cc = spawnSync(mpicc, ['-O2', '-o', binary, source], {
-    encoding: 'utf8',
-    timeout: 120_000,
-  });
-  if (cc.status !== 0)
-    return {
-      skip: `mpicc could not compile ${source} (${(cc.stderr || cc.error?.message || '').trim()}); ${OMPI_INSTALL_HINT}`,
-    };
-  const flags = ompiFlags(cpus);
-  const run: Runner = async (args, timeoutMs) => {
-    const child = spawn(mpirun, [...flags, binary, ...args], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: envWith(cpus),
-      detached: true, // a process group of its own, so that a kill reaches the ranks
-    });
-    const r = await runChild(child, 'Open MPI ping-pong', timeoutMs, true);
-    if (r.code !== 0)
-      throw new Error(
-        `mpirun ${flags.join(' ')} ... exited with ${r.code ?? r.signal}\n${r.stderr}`,
-      );
-    return r.stdout;
-  };
-  return {
-    run,
-    info: {
-      version,
-      mpirun: `${mpirun} ${flags.join(' ')} ${binary}`,
-      compile: `${mpicc} -O2 -o ${binary} ${source}`,
-    },
-  };
-}
-
-/**
- * The commit of the code measured, and whether @ssi/mpi or the tcp rpi has changes not committed
- * (read-only git; undefined outside a git checkout).
- */
-function sourceState(root: string): Record<string, unknown> | undefined {
-  const git = (args: string[]) =>
-    spawnSync('git', ['-C', join(root, '..', '..'), ...args], {
-      encoding: 'utf8',
-      timeout: 10_000,
-    });
-  const head = git(['rev-parse', 'HEAD']);
-  if (head.status !== 0) return undefined;
-  const dirty = git(['status', '--porcelain', '--', 'packages/mpi', 'plugins/rpi-tcp']);
-  return {
-    commit: head.stdout.trim(),
-    uncommitted: dirty.stdout.split('\n').filter(Boolean),
-  };
 }
 
 // ---- results ------------------------------------------------------------------------------
@@ -670,8 +461,8 @@ export const pingpongCommand: BenchCommand = {
     try {
       for (const c of plan.columns) {
         if (c === 'tcp') {
-          const t = await tcpRunner(root, cpus);
-          runners.tcp = t.run;
+          const t = await ssiRunner(root, 'pingpong-mpi.mjs', { rpi: 'tcp' }, cpuEnv(cpus));
+          runners.tcp = twoRanks(t.run);
           info.tcp = t.info;
         } else if (c === 'raw') {
           const t = rawRunner(root, maxSize, cpus);
@@ -679,13 +470,13 @@ export const pingpongCommand: BenchCommand = {
           info.raw = t.info;
         } else {
           process.stderr.write('compiling c/pingpong.c with mpicc ...\n');
-          const t = ompiRunner(root, workDir, cpus);
+          const t = ompiRunner(root, 'pingpong', workDir, () => ompiFlags(cpus), envWith(cpus));
           if ('skip' in t) {
             skipped.ompi = t.skip;
             process.stderr.write(`Open MPI column skipped: ${t.skip}\n`);
           } else {
-            runners.ompi = t.run;
-            info.ompi = t.info;
+            runners.ompi = twoRanks(t.run);
+            info.ompi = { ...t.info, flags: ompiFlags(cpus) };
           }
         }
       }
@@ -765,7 +556,7 @@ export const pingpongCommand: BenchCommand = {
             'every round: 4000 round trips of 8 B first, then per size an unrecorded pass of iters/4 round trips before the timed one',
         },
         drivers: info,
-        source: sourceState(root),
+        source: sourceState(root, ['packages/mpi', 'plugins/rpi-tcp']),
         skipped,
         unit: {
           oneWayNs: 'round trip / 2 in ns (median, min, max, samples: one per round)',
