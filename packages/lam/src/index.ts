@@ -8,6 +8,8 @@ export {
   linearWindowedAlgorithm,
   runBootAlgorithm,
 } from './boot/algorithms';
+export type { LauncherSpec } from './boot/allocation';
+export { allocatedNode, requireLauncher, verifyAllocation } from './boot/allocation';
 export type { BaseActionsOptions } from './boot/base-actions';
 export { baseBootActions, growNodes } from './boot/base-actions';
 export { BOOT_BASE_PARAMS, registerBootBaseParams } from './boot/base-params';
@@ -24,6 +26,7 @@ export type { SelectedBoot } from './boot/framework';
 export { selectBootModule } from './boot/framework';
 export type { AgentResult } from './boot/launch';
 export { hbootCommand, hbootConfigFor, rteLaunchFor, runAgent, runLocalHboot } from './boot/launch';
+export { outputTail } from './boot/output-tail';
 export type { LamdInfo, RendezvousOptions } from './boot/rendezvous';
 export {
   abandonLamd,

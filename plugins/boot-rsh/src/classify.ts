@@ -1,4 +1,4 @@
-import { type AgentResult, type BootNode, LamError, type RteProcKind } from '@ssi/lam';
+import { type AgentResult, type BootNode, LamError, outputTail, type RteProcKind } from '@ssi/lam';
 
 /** What hboot prints on success, by job. */
 const EXPECTED: Record<RteProcKind, RegExp> = {
@@ -6,14 +6,6 @@ const EXPECTED: Record<RteProcKind, RegExp> = {
   recon: /^recon ok /m,
   wipe: /^wipe /m,
 };
-
-const lastLines = (text: string) =>
-  text
-    .trim()
-    .split('\n')
-    .filter((l) => l.trim() !== '')
-    .slice(-3)
-    .join(' / ') || '(no output)';
 
 /**
  * Turns what the remote shell did into success or an error that names the host, says what
@@ -51,13 +43,13 @@ export function classifyOutcome(
   if (r.code !== 0) {
     return new LamError(
       'LAUNCH_FAILED',
-      `hboot failed on ${host} (${r.signal ?? `exit ${r.code}`}): ${lastLines(err || r.stdout)}`,
+      `hboot failed on ${host} (${r.signal ?? `exit ${r.code}`}): ${outputTail(err || r.stdout, 3)}`,
     );
   }
   if (!EXPECTED[which].test(r.stdout)) {
     return new LamError(
       'LAUNCH_FAILED',
-      `unexpected answer from ${host} (is something in its shell start-up printing?): ${lastLines(r.stdout)}`,
+      `unexpected answer from ${host} (is something in its shell start-up printing?): ${outputTail(r.stdout, 3)}`,
     );
   }
   return undefined;
@@ -68,7 +60,7 @@ function sshFailure(host: string, stderr: string, user?: string): LamError {
   if (/Permission denied|Too many authentication failures|publickey/i.test(stderr)) {
     return new LamError(
       'LAUNCH_FAILED',
-      `ssh to ${who} was refused (${lastLines(stderr)}): set up password-less ssh (a key in ~/.ssh/authorized_keys on ${host})`,
+      `ssh to ${who} was refused (${outputTail(stderr, 3)}): set up password-less ssh (a key in ~/.ssh/authorized_keys on ${host})`,
     );
   }
   if (
@@ -76,7 +68,7 @@ function sshFailure(host: string, stderr: string, user?: string): LamError {
       stderr,
     )
   ) {
-    return new LamError('UNREACHABLE', `cannot reach ${host} with ssh: ${lastLines(stderr)}`);
+    return new LamError('UNREACHABLE', `cannot reach ${host} with ssh: ${outputTail(stderr, 3)}`);
   }
-  return new LamError('LAUNCH_FAILED', `ssh to ${who} failed: ${lastLines(stderr)}`);
+  return new LamError('LAUNCH_FAILED', `ssh to ${who} failed: ${outputTail(stderr, 3)}`);
 }

@@ -1,5 +1,6 @@
 import { defineModule } from '@ssi/core';
 import {
+  allocatedNode,
   BOOT_TYPE_API,
   type BootActions,
   type BootArgs,
@@ -9,19 +10,15 @@ import {
   type BootNode,
   baseBootActions,
   bootableNodes,
-  check127Rule,
-  checkDistinctAddresses,
   describeBootNode,
-  findProgram,
   type HbootConfig,
   hbootConfigFor,
   LamError,
-  lamSeconds,
-  markLocalNode,
   type RteLaunch,
   type RteOutcome,
-  resolveAddresses,
+  requireLauncher,
   type StartResult,
+  verifyAllocation,
 } from '@ssi/lam';
 import { countsForNodes } from './counts';
 import { expandHostlist } from './hostlist';
@@ -128,19 +125,7 @@ export function slurmActions(ctx: BootContext, job: SlurmJob, launcher: string[]
         }
         seen.add(n);
       }
-      const nodes = names.map(
-        (name, i): BootNode => ({
-          id: i,
-          name,
-          address: '',
-          cpus: counts[i]!,
-          schedulable: true,
-          boot: true,
-          origin: false,
-          me: false,
-          keyval: { hostname: name, cpu: String(counts[i]) },
-        }),
-      );
+      const nodes = names.map((name, i) => allocatedNode(i, name, counts[i]!));
       ctx.verbose.log(
         10,
         `Slurm job ${job.jobId}: ${nodes.map((n) => `${n.name} cpu=${n.cpus}`).join(', ')}`,
@@ -149,23 +134,17 @@ export function slurmActions(ctx: BootContext, job: SlurmJob, launcher: string[]
     },
 
     async verifyNodes(nodes) {
-      await resolveAddresses(nodes, lamSeconds(ctx.params, 'lam_connect_timeout'));
-      markLocalNode(nodes, ctx.localHost, where).origin = true;
-      check127Rule(nodes);
-      checkDistinctAddresses(nodes);
+      await verifyAllocation(nodes, ctx, where);
     },
 
     prepareBoot() {
-      const program = launcher[0];
-      if (!program)
-        throw new LamError('BAD_CONFIG', 'boot_slurm_launcher is empty; set it to srun');
-      if (!findProgram(program)) {
-        throw new LamError(
-          'LAUNCH_FAILED',
-          `the Slurm launcher "${program}" (boot_slurm_launcher) is not ${program.includes('/') ? 'an executable file' : 'on PATH'}; ` +
-            'srun comes with Slurm (slurm-client): is it installed on this node? Nothing was started.',
-        );
-      }
+      requireLauncher({
+        program: launcher[0],
+        param: 'boot_slurm_launcher',
+        kind: 'Slurm launcher',
+        usual: 'srun',
+        hint: 'srun comes with Slurm (slurm-client): is it installed on this node?',
+      });
     },
 
     async openSrvConnection(nodes) {

@@ -2,15 +2,14 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type BootNode, describeBootNode, type HbootConfig, LamError, runAgent } from '@ssi/lam';
-
-const tailOf = (text: string) =>
-  text
-    .trim()
-    .split('\n')
-    .filter((l) => l.trim() !== '')
-    .slice(-4)
-    .join(' / ') || '(no output)';
+import {
+  type BootNode,
+  describeBootNode,
+  type HbootConfig,
+  LamError,
+  outputTail,
+  runAgent,
+} from '@ssi/lam';
 
 /**
  * lamboot's side of starting lamds with srun: one job step for every node,
@@ -111,7 +110,7 @@ export class SrunLauncher {
           reject(
             new LamError(
               'LAUNCH_FAILED',
-              `${this.launcher[0]} ended (${how}) before the lamd called back: ${tailOf(this.output())}`,
+              `${this.launcher[0]} ended (${how}) before the lamd called back: ${outputTail(this.output())}`,
             ),
           );
         }
@@ -144,7 +143,7 @@ export class SrunLauncher {
     if (r.code !== 0) {
       throw new LamError(
         'LAUNCH_FAILED',
-        `${config.mode} on ${describeBootNode(node)} through ${this.launcher[0]} failed (${r.signal ?? `exit ${r.code}`}): ${tailOf(r.stderr || r.stdout)}`,
+        `${config.mode} on ${describeBootNode(node)} through ${this.launcher[0]} failed (${r.signal ?? `exit ${r.code}`}): ${outputTail(r.stderr || r.stdout)}`,
       );
     }
     return { stdout: r.stdout, stderr: r.stderr };

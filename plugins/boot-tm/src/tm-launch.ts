@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type BootNode, describeBootNode, type HbootConfig, LamError } from '@ssi/lam';
+import { type BootNode, describeBootNode, type HbootConfig, LamError, outputTail } from '@ssi/lam';
 import type { PbsJob } from './pbs-env';
 
 interface Launch {
@@ -14,14 +14,6 @@ interface Launch {
   spawnError?: string;
   onExit: Set<() => void>;
 }
-
-const tailOf = (text: string) =>
-  text
-    .trim()
-    .split('\n')
-    .filter((l) => l.trim() !== '')
-    .slice(-4)
-    .join(' / ') || '(no output)';
 
 /**
  * lamboot's side of starting lamds through PBS's task manager: one launcher process per node
@@ -138,7 +130,7 @@ export class TmLauncher {
         reject(
           new LamError(
             'LAUNCH_FAILED',
-            `${this.name} -h ${node.name} ended (${how}) before the lamd on ${describeBootNode(node)} called back: ${tailOf(output)}`,
+            `${this.name} -h ${node.name} ended (${how}) before the lamd on ${describeBootNode(node)} called back: ${outputTail(output)}`,
           ),
         );
       };
@@ -206,7 +198,7 @@ export class TmLauncher {
       if (r.code !== 0) {
         throw new LamError(
           'LAUNCH_FAILED',
-          `${config.mode} on ${describeBootNode(node)} through ${this.name} failed (${r.signal ?? `status ${r.code}`}): ${tailOf(r.stderr || r.stdout)}`,
+          `${config.mode} on ${describeBootNode(node)} through ${this.name} failed (${r.signal ?? `status ${r.code}`}): ${outputTail(r.stderr || r.stdout)}`,
         );
       }
       return { stdout: r.stdout, stderr: r.stderr };

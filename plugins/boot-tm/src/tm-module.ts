@@ -2,6 +2,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { defineModule } from '@ssi/core';
 import {
+  allocatedNode,
   BOOT_TYPE_API,
   type BootActions,
   type BootArgs,
@@ -10,16 +11,12 @@ import {
   type BootModule,
   type BootNode,
   baseBootActions,
-  check127Rule,
-  checkDistinctAddresses,
-  findProgram,
   type HbootConfig,
   LamError,
-  lamSeconds,
-  markLocalNode,
   type RteLaunch,
   type RteOutcome,
-  resolveAddresses,
+  requireLauncher,
+  verifyAllocation,
 } from '@ssi/lam';
 import { nodeProgram } from './node-program';
 import { readNodeFile } from './nodefile';
@@ -129,19 +126,8 @@ export function tmActions(
     },
 
     allocateNodes() {
-      const nodes = readNodeFile(job.nodeFile).map(
-        (n, i): BootNode => ({
-          id: i,
-          name: n.name,
-          address: '',
-          cpus: n.cpus,
-          schedulable: true,
-          boot: true,
-          origin: false,
-          me: false,
-          keyval: { hostname: n.name, cpu: String(n.cpus) },
-          where: { file: job.nodeFile, line: n.line },
-        }),
+      const nodes = readNodeFile(job.nodeFile).map((n, i) =>
+        allocatedNode(i, n.name, n.cpus, { file: job.nodeFile, line: n.line }),
       );
       ctx.verbose.log(
         10,
@@ -151,22 +137,17 @@ export function tmActions(
     },
 
     async verifyNodes(nodes) {
-      await resolveAddresses(nodes, lamSeconds(ctx.params, 'lam_connect_timeout'));
-      markLocalNode(nodes, ctx.localHost, where).origin = true;
-      check127Rule(nodes);
-      checkDistinctAddresses(nodes);
+      await verifyAllocation(nodes, ctx, where);
     },
 
     prepareBoot() {
-      const program = launcher[0];
-      if (!program) throw new LamError('BAD_CONFIG', 'boot_tm_launcher is empty; set it to pbsdsh');
-      if (!findProgram(program)) {
-        throw new LamError(
-          'LAUNCH_FAILED',
-          `the PBS launcher "${program}" (boot_tm_launcher) is not ${program.includes('/') ? 'an executable file' : 'on PATH'}; ` +
-            'inside a PBS job pbsdsh is there: is PBS (Torque, OpenPBS, PBS Pro) installed on this node? Nothing was started.',
-        );
-      }
+      requireLauncher({
+        program: launcher[0],
+        param: 'boot_tm_launcher',
+        kind: 'PBS launcher',
+        usual: 'pbsdsh',
+        hint: 'inside a PBS job pbsdsh is there: is PBS (Torque, OpenPBS, PBS Pro) installed on this node?',
+      });
       tasks.prepare();
     },
 
