@@ -9,6 +9,7 @@ export default defineConfig({
     'testing/index': 'src/testing/index.ts',
     'testing/conformance': 'src/testing/conformance.ts',
     'testing/collectives': 'src/testing/collectives.ts',
+    'testing/jobs': 'src/testing/jobs.ts',
   },
   format: ['esm'],
   dts: { entry: { index: 'src/index.ts', 'testing/index': 'src/testing/index.ts' } },

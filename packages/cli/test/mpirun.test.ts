@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { conformanceProgram } from '@ssi/mpi/testing';
+import { conformanceProgram, jobsProgram } from '@ssi/mpi/testing';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 
 /**
@@ -12,7 +12,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
  */
 const bin = (name: string) => resolve(import.meta.dirname, '../dist/bin', `${name}.js`);
 const fixtures = resolve(import.meta.dirname, 'fixtures');
-const job = join(fixtures, 'mpi-job.mjs');
+const job = jobsProgram;
 const work = mkdtempSync(join(tmpdir(), 'ssi-mpirun-test-'));
 const SUFFIX = `mpirun-test-${process.pid}`;
 const live = new Set<ChildProcess>();
@@ -63,7 +63,7 @@ function strayRanks(): string[] {
   for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
     try {
       const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-      if (cmd.includes(fixtures) || cmd.includes('conformance.js')) out.push(`${pid}: ${cmd}`);
+      if (/fixtures|(jobs|conformance)\.js/.test(cmd)) out.push(`${pid}: ${cmd}`);
     } catch {}
   }
   return out;

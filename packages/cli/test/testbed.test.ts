@@ -11,7 +11,12 @@ import {
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { lamBin, SESSION_FILES, sessionDirFor, wipeSession } from '@ssi/lam';
-import { COLLECTIVE_CASES, collectivesProgram, conformanceProgram } from '@ssi/mpi/testing';
+import {
+  COLLECTIVE_CASES,
+  collectivesProgram,
+  conformanceProgram,
+  jobsProgram,
+} from '@ssi/mpi/testing';
 import { startTestbed, type Testbed, testbedAvailable } from '@ssi/testbed';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -23,7 +28,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
  */
 const available = testbedAvailable();
 const bin = (name: string) => resolve(import.meta.dirname, '../dist/bin', `${name}.js`);
-const job = resolve(import.meta.dirname, 'fixtures/mpi-job.mjs');
+const job = jobsProgram;
 const SUFFIX = `mpirun-tb-${process.pid}`;
 const work = mkdtempSync(join(tmpdir(), 'ssi-mpirun-tb-'));
 let tb: Testbed;

@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path';
 
 const require = createRequire(import.meta.url);
 
-export const MPI_JOB = join(import.meta.dirname, 'fixtures', 'mpi-job.mjs');
+export { jobsProgram as MPI_JOB } from '@ssi/mpi/testing';
 
 /** `dist/bin/<command>.js` of the built @ssi/cli. */
 export function cliBin(command: string): string {

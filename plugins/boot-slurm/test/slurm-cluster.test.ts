@@ -25,7 +25,7 @@ const cli = (command: string, args = '') =>
 
 /** The processes of the universe: lamds, the srun node program, MPI ranks. */
 const universeProcesses = () =>
-  markedProcesses(c.dir).filter((p) => /lamd\.js|slurm-lamd\.js|mpi-job\.mjs/.test(p.cmd));
+  markedProcesses(c.dir).filter((p) => /lamd\.js|slurm-lamd\.js|jobs\.js/.test(p.cmd));
 
 beforeAll(async () => {
   if (!avail.ok) return;

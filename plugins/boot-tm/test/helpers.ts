@@ -7,7 +7,7 @@ const require = createRequire(import.meta.url);
 
 /** The stand-in for PBS's pbsdsh (see its header): NOT PBS. */
 export const PBSDSH = join(import.meta.dirname, 'fixtures', 'pbsdsh');
-export const MPI_JOB = join(import.meta.dirname, 'fixtures', 'mpi-job.mjs');
+export { jobsProgram as MPI_JOB } from '@ssi/mpi/testing';
 
 /** `dist/bin/<command>.js` of the built @ssi/cli. */
 export function cliBin(command: string): string {

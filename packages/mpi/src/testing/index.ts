@@ -33,6 +33,12 @@ export const COLLECTIVE_CASES = [
   'bad-input',
 ] as const;
 
+/**
+ * Path of the small jobs launchers and boot modules are tested with: `node jobs.js <mode> [arg]`
+ * (ring, env, touch, fail, abort, no-finalize, wait; see jobs.ts).
+ */
+export const jobsProgram: string = fileURLToPath(new URL('./jobs.js', import.meta.url));
+
 /** Path of the conformance program: `node conformance.js <case> [<case> ...]`. */
 export const conformanceProgram: string = fileURLToPath(
   new URL('./conformance.js', import.meta.url),
