@@ -5,21 +5,7 @@
  */
 import { Keyval } from './attributes';
 import { IN_PLACE } from './coll/arguments';
-import {
-  BAND,
-  BOR,
-  BXOR,
-  createOp,
-  LAND,
-  LOR,
-  LXOR,
-  MAX,
-  MAXLOC,
-  MIN,
-  MINLOC,
-  PROD,
-  SUM,
-} from './coll/ops';
+import { BUILTIN_OPS, createOp } from './coll/ops';
 import { Communicator } from './comm';
 import {
   ANY_SOURCE,
@@ -68,18 +54,7 @@ export const MPI = {
   SIMILAR,
   UNEQUAL,
   BSEND_OVERHEAD,
-  SUM,
-  PROD,
-  MAX,
-  MIN,
-  LAND,
-  LOR,
-  LXOR,
-  BAND,
-  BOR,
-  BXOR,
-  MAXLOC,
-  MINLOC,
+  ...BUILTIN_OPS,
   createOp,
   THREAD_SINGLE,
   THREAD_FUNNELED,

@@ -1,5 +1,5 @@
 import { ErrorClass, MpiError } from '../errors';
-import type { NumericArray } from './types';
+import type { BigArray, FloatArray, IntArray, NumericArray } from './types';
 
 /**
  * A reduction operator (`MPI_Op`). `apply(a, b, out)` computes out[i] = a[i] op b[i] for every
@@ -17,18 +17,7 @@ export interface ReduceOp {
 
 // ---- element families ------------------------------------------------------------------------
 
-/** Typed arrays whose elements are JS numbers holding integers. */
-type IntArray =
-  | Int8Array
-  | Uint8Array
-  | Uint8ClampedArray
-  | Int16Array
-  | Uint16Array
-  | Int32Array
-  | Uint32Array;
-type FloatArray = Float32Array | Float64Array;
 type NumberArray = IntArray | FloatArray;
-type BigArray = BigInt64Array | BigUint64Array;
 /** The element types MAXLOC/MINLOC accept for their interleaved (value, index) pairs. */
 type PairArray = Float64Array | Float32Array | Int32Array;
 
@@ -239,7 +228,7 @@ export const MAXLOC: ReduceOp = locOp('MAXLOC', true);
 export const MINLOC: ReduceOp = locOp('MINLOC', false);
 
 /** The built-in operators by name. */
-export const BUILTIN_OPS: Readonly<Record<string, ReduceOp>> = Object.freeze({
+export const BUILTIN_OPS = Object.freeze({
   SUM,
   PROD,
   MAX,

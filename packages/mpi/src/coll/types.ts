@@ -23,18 +23,18 @@ import type { ReduceOp } from './ops';
 export const COLL_API_VERSION = '1.1.0';
 
 /** A typed array a reduction works on. */
-export type NumericArray =
+/** Typed arrays whose elements are JS numbers holding integers. */
+export type IntArray =
   | Int8Array
   | Uint8Array
   | Uint8ClampedArray
   | Int16Array
   | Uint16Array
   | Int32Array
-  | Uint32Array
-  | Float32Array
-  | Float64Array
-  | BigInt64Array
-  | BigUint64Array;
+  | Uint32Array;
+export type FloatArray = Float32Array | Float64Array;
+export type BigArray = BigInt64Array | BigUint64Array;
+export type NumericArray = IntArray | FloatArray | BigArray;
 
 /**
  * Byte counts and displacements of the v-variants, one entry per rank (of the remote group for
