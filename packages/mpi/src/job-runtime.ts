@@ -79,9 +79,10 @@ export interface JobRuntime {
 
   /**
    * Ends the whole job: every process is killed and the launcher exits with `code`, printing
-   * `message`. Does not return.
+   * `message`. Does not return. `peerLost`: the abort follows the loss of another process of the
+   * job; a launcher that watches its processes reports that loss as the cause instead.
    */
-  abort(code: number, message: string): Promise<never>;
+  abort(code: number, message: string, details?: { peerLost?: boolean }): Promise<never>;
 
   /** Tells the launcher this process finalized cleanly, and releases the runtime's resources. */
   finalize(): Promise<void>;

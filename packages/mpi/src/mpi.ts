@@ -83,6 +83,8 @@ export class Mpi implements CommHost {
   private attached: BsendBuffer | null = null;
   private state: 'init' | 'running' | 'finalizing' | 'finalized' = 'init';
   private aborting = false;
+  /** The abort is the consequence of another process's loss (a lost connection to it). */
+  private abortFollowsPeerLoss = false;
   private verbose!: VerboseStream;
   private readonly cleanups: (() => void)[] = [];
 
@@ -262,8 +264,10 @@ export class Mpi implements CommHost {
   private peerFailed(error: MpiError): void {
     if (this.state !== 'running') return;
     const world = this.COMM_WORLD;
-    if (world.errhandler === ERRORS_ARE_FATAL) this.fatal(world, error, 'progress');
-    else world.errhandler.fn?.(world, error);
+    if (world.errhandler === ERRORS_ARE_FATAL) {
+      this.abortFollowsPeerLoss = true;
+      this.fatal(world, error, 'progress');
+    } else world.errhandler.fn?.(world, error);
   }
 
   /** Ends the job: message to stderr and to the launcher, which kills every process. */
@@ -271,7 +275,8 @@ export class Mpi implements CommHost {
     if (!this.aborting) {
       this.aborting = true;
       process.stderr.write(`${message}\n`);
-      void this.runtime.abort(code, message).catch(() => process.exit(code || 1));
+      const details = { peerLost: this.abortFollowsPeerLoss };
+      void this.runtime.abort(code, message, details).catch(() => process.exit(code || 1));
     }
     return new Promise<never>(() => {});
   }

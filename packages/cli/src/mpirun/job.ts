@@ -15,8 +15,8 @@ export interface JobOptions {
   say: (line: string) => void;
 }
 
-/** How long an abort waits for the death of a rank that may have caused it. */
-const ABORT_GRACE_MS = 1000;
+/** How long an abort that follows a lost connection waits for the report of that death. */
+const PEER_DEATH_GRACE_MS = 2000;
 
 interface Rank {
   placement: Placement;
@@ -76,14 +76,13 @@ export async function runJob(
   const hub = opts.noWait
     ? undefined
     : new JobHub(client, jobId, size, {
-        // A rank that dies makes its peers abort on the lost connection; the grace lets the
-        // death itself, the cause, be what ends the job and what the user reads.
         onAbort: (a: AbortMsg) => {
           aborted.add(a.rank);
-          setTimeout(
-            () => endJob(a.code || 1, `${a.message} (rank ${a.rank} aborted the job)`),
-            ABORT_GRACE_MS,
-          );
+          const end = () => endJob(a.code || 1, `${a.message} (rank ${a.rank} aborted the job)`);
+          // An abort that follows a lost connection is a consequence: the death of the peer, the
+          // cause, is reported when it arrives; the abort ends the job only if it does not.
+          if (a.peerLost) setTimeout(end, PEER_DEATH_GRACE_MS);
+          else end();
         },
         onBadMessage: (why) => opts.say(`mpirun: warning: ignored a message: ${why}`),
       });

@@ -53,6 +53,8 @@ export interface AbortMsg {
   rank: number;
   code: number;
   message: string;
+  /** The abort follows the loss of another process: that loss, not this abort, is the cause. */
+  peerLost?: boolean;
 }
 
 export interface FinMsg {

@@ -127,6 +127,7 @@ export class JobHub {
       rank,
       code: Number.isInteger(a.code) ? a.code : 1,
       message: String(a.message ?? ''),
+      peerLost: a.peerLost === true,
     });
   }
 

@@ -107,9 +107,13 @@ export async function connectLamRuntime(env: Env = process.env): Promise<JobRunt
       });
       return m.data as T;
     },
-    async abort(code: number, message: string): Promise<never> {
+    async abort(
+      code: number,
+      message: string,
+      details: { peerLost?: boolean } = {},
+    ): Promise<never> {
       finishing = true;
-      const msg: AbortMsg = { rank: job.rank, code, message };
+      const msg: AbortMsg = { rank: job.rank, code, message, peerLost: !!details.peerLost };
       if (hub) await killJobAndExit(client, hub, msg);
       await client.send(hubAddress, HubTag.ABORT, msg).catch(() => {});
       // The hub kills this process with the rest; exit on our own if that does not come. The
