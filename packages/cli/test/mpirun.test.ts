@@ -210,6 +210,7 @@ describe('mpirun: bad command lines', () => {
     [['--ssi', 'rpi'], /--ssi rpi is missing its value/],
     [['-x', '1BAD', job], /-x 1BAD: not an environment variable name/],
     [['n7', job, 'ring'], /node n7 is not in the universe \(it has n0\)/],
+    [['-nw', '-np', '2', job, 'ring'], /-nw needs a running universe: run lamboot first/],
   ])('%j', async (args, message) => {
     const r = await mpirun(args as string[]);
     expect(r.code).not.toBe(0);

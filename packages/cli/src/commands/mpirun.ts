@@ -5,7 +5,6 @@ import { runJob } from '../mpirun/job';
 import { placeJob } from '../mpirun/placement';
 import { commandFor } from '../mpirun/program-command';
 import { openUniverse } from '../mpirun/universe';
-import { UsageError } from '../run-command';
 
 export async function main(argv: string[]): Promise<number> {
   const ctx = createCliContext(argv, programStart(argv));
@@ -14,14 +13,13 @@ export async function main(argv: string[]): Promise<number> {
   const say = (line: string) => process.stderr.write(`${line}\n`);
   const parts = args.schemaFile ? readAppSchema(args.schemaFile) : args.parts;
   for (const part of parts) commandFor(part.argv, process.cwd()); // a missing program fails here
-  const universe = await openUniverse(ctx, say, args.verbose);
+  const universe = await openUniverse(ctx, say, {
+    verbose: args.verbose,
+    // A private universe ends with mpirun, and so would a job that outlives it.
+    embeddedRefusal: args.noWait ? '-nw needs a running universe: run lamboot first' : undefined,
+  });
   try {
     const placements = placeJob(parts, await universe.client.universe());
-    if (args.noWait && universe.embedded) {
-      throw new UsageError(
-        '-nw needs a running universe (lamboot first): the private one would end with mpirun',
-      );
-    }
     return await runJob(universe.client, placements, {
       ssiEnv: ctx.params.toEnvironment(),
       noWait: args.noWait,

@@ -1,5 +1,6 @@
 import type { SsiContext } from '@ssi/core';
 import { bootUniverse, haltUniverse, isLamError, LamClient } from '@ssi/lam';
+import { UsageError } from '../run-command';
 
 /** The universe a job runs in: the running one, or a private one booted for this job alone. */
 export interface JobUniverse {
@@ -18,16 +19,17 @@ export interface JobUniverse {
 export async function openUniverse(
   ctx: SsiContext,
   say: (line: string) => void,
-  verbose: boolean,
+  opts: { verbose: boolean; embeddedRefusal?: string },
 ): Promise<JobUniverse> {
   try {
     const client = await LamClient.connect({ params: ctx.params, name: 'mpirun' });
     return { client, embedded: false, release: async () => client.close() };
   } catch (err) {
     if (!isLamError(err, 'NO_UNIVERSE')) throw err;
+    if (opts.embeddedRefusal) throw new UsageError(opts.embeddedRefusal, 1);
   }
   const env = { ...process.env, LAM_MPI_SESSION_SUFFIX: `mpirun-${process.pid}` };
-  if (verbose) say('mpirun: no universe is running here; booting a private one for this job');
+  if (opts.verbose) say('mpirun: no universe is running here; booting a private one for this job');
   await bootUniverse({ ssi: ctx, env, warn: (m) => say(`mpirun: warning: ${m}`) });
   let client: LamClient;
   try {
