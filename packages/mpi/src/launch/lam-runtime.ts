@@ -34,10 +34,18 @@ export async function connectLamRuntime(env: Env = process.env): Promise<JobRunt
   const client = await LamClient.connect({ env, proc: process.pid, name: `rank ${job.rank}` });
   client.unref();
   let hub: JobHub | undefined;
+  let everyoneFinalized: () => void = () => {};
+  /** rank 0 as the hub (mpirun -nw) stays until every rank finalized: they need its answers. */
+  const allFinalized = new Promise<void>((resolve) => {
+    everyoneFinalized = resolve;
+  });
   let hubAddress: OobAddress;
   if (hubSetting === 'self') {
     hub = new JobHub(client, job.jobId, job.size, {
       onAbort: (a) => void killJobAndExit(client, hub!, a),
+      onFinalized: () => {
+        if (hub!.finalized.size === job.size) everyoneFinalized();
+      },
     });
     hub.start();
     hubAddress = client.address;
@@ -125,7 +133,13 @@ export async function connectLamRuntime(env: Env = process.env): Promise<JobRunt
       finishing = true;
       await client.send(hubAddress, HubTag.FIN, { rank: job.rank });
       await client.recv({ tag: HubTag.FINACK, from: hubAddress });
-      if (hub) await waitForEveryFinalize(hub, job.size, initTimeoutMs);
+      if (hub) {
+        // Bounded: a rank that died before finalizing must not keep this one forever.
+        await withDeadline(allFinalized, initTimeoutMs, () => new Error('finalize')).catch(
+          () => {},
+        );
+        hub.stop();
+      }
       client.close();
     },
   };
@@ -136,15 +150,6 @@ function addressOf(addresses: OobAddress[], rank: number): OobAddress {
   if (!a)
     throw new MpiError(ErrorClass.ERR_RANK, `no rank ${rank} in this job of ${addresses.length}`);
   return a;
-}
-
-/** The hub in rank 0 (mpirun -nw) stays until every rank finalized: they need its answers. */
-async function waitForEveryFinalize(hub: JobHub, size: number, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (hub.finalized.size < size && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  hub.stop();
 }
 
 /** rank 0 as the hub (mpirun -nw): nobody else can end the job, so it does it itself. */
