@@ -120,8 +120,9 @@ export async function connectTestRuntime(
     },
     abort(code: number, message: string): Promise<never> {
       finishing = true;
+      // The launcher kills the job, this process included, when it has read the abort: exiting
+      // first could let it see the exit before the abort and report the wrong cause.
       writeFrame(socket, { t: 'abort', code, message });
-      socket.end(() => process.exit(code || 1));
       setTimeout(() => process.exit(code || 1), 2000);
       return new Promise<never>(() => {});
     },
