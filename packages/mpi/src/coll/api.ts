@@ -6,6 +6,7 @@ import {
   checkOp,
   checkRoom,
   describe,
+  elementBytes,
   fromOperand,
   IN_PLACE,
   isBuffer,
@@ -76,8 +77,6 @@ function concat(blocks: Uint8Array[]): Uint8Array {
   return out;
 }
 
-const i32bytes = (a: Int32Array) => bytesOf(a);
-
 export async function barrier(comm: Communicator, coll: Coll): Promise<void> {
   if (comm.isInter) return collFunction(coll, 'barrierInter', comm)(comm);
   return collFunction(coll, 'barrier', comm)(comm);
@@ -96,7 +95,7 @@ export async function bcast<T>(comm: Communicator, coll: Coll, data: T, root: nu
   }
   const bytes = sending ? encodeObject(data) : null;
   const len = new Int32Array([bytes?.byteLength ?? 0]);
-  await fn(comm, i32bytes(len), root);
+  await fn(comm, bytesOf(len), root);
   const body = bytes ?? new Uint8Array(len[0]!);
   await fn(comm, body, root);
   return (sending ? data : decodeObject(body)) as T;
@@ -127,7 +126,11 @@ export async function gather(
     if (atRoot) {
       const block = send?.byteLength ?? (into ? into.byteLength / comm.size : 0);
       recv =
-        into ?? sameKind(data as BufferLike, (send!.byteLength / elementBytesOf(data)) * comm.size);
+        into ??
+        sameKind(
+          data as BufferLike,
+          (send!.byteLength / elementBytes(data as BufferLike)) * comm.size,
+        );
       checkRoom(recv, comm.size, block, 'gather');
     }
     await fn(comm, send, recv ? bytesOf(recv) : null, root);
@@ -135,7 +138,7 @@ export async function gather(
   }
   const mine = encodeObject(data);
   const sizes = atRoot ? new Int32Array(comm.size) : null;
-  await fn(comm, i32bytes(new Int32Array([mine.byteLength])), sizes ? i32bytes(sizes) : null, root);
+  await fn(comm, bytesOf(new Int32Array([mine.byteLength])), sizes ? bytesOf(sizes) : null, root);
   const gv = collFunction(coll, 'gatherv', comm);
   if (!atRoot) {
     await gv(comm, mine, null, null, root);
@@ -144,10 +147,6 @@ export async function gather(
   const all = new Uint8Array(sizes!.reduce((a, b) => a + b, 0));
   await gv(comm, mine, all, { counts: [...sizes!], displs: prefixSums([...sizes!]) }, root);
   return splitBlocks(all, sizes!).map(decodeObject);
-}
-
-function elementBytesOf(v: unknown): number {
-  return (v as { BYTES_PER_ELEMENT?: number }).BYTES_PER_ELEMENT ?? 1;
 }
 
 export async function gatherv(
@@ -217,7 +216,7 @@ export async function scatter(
     parts = data.map(encodeObject);
   }
   const len = new Int32Array(1);
-  await fn(comm, parts ? i32bytes(lengths(parts)) : null, i32bytes(len), root);
+  await fn(comm, parts ? bytesOf(lengths(parts)) : null, bytesOf(len), root);
   const mine = new Uint8Array(len[0]!);
   const sizes = parts ? parts.map((p) => p.byteLength) : [];
   await collFunction(coll, 'scatterv', comm)(
@@ -276,7 +275,11 @@ export async function allgather(
     }
     const send = data === IN_PLACE ? null : bytesOf(data);
     const recv =
-      into ?? sameKind(data as BufferLike, ((send?.byteLength ?? 0) / elementBytesOf(data)) * n);
+      into ??
+      sameKind(
+        data as BufferLike,
+        ((send?.byteLength ?? 0) / elementBytes(data as BufferLike)) * n,
+      );
     const block = send?.byteLength ?? recv.byteLength / n;
     checkRoom(recv, n, block, 'allgather');
     await fn(comm, send, bytesOf(recv));
@@ -284,7 +287,7 @@ export async function allgather(
   }
   const mine = encodeObject(data);
   const sizes = new Int32Array(n);
-  await fn(comm, i32bytes(new Int32Array([mine.byteLength])), i32bytes(sizes));
+  await fn(comm, bytesOf(new Int32Array([mine.byteLength])), bytesOf(sizes));
   const all = new Uint8Array(sizes.reduce((a, b) => a + b, 0));
   if (comm.isInter) {
     // No allgatherv between groups: pad every value to the longest and cut afterwards.
@@ -357,7 +360,8 @@ export async function alltoall(
     const send = data === IN_PLACE ? null : bytesOf(data);
     if (!send && !isBuffer(into))
       throw new MpiError(ErrorClass.ERR_ARG, 'alltoall: IN_PLACE needs a receive buffer');
-    const recv = into ?? sameKind(data as BufferLike, send!.byteLength / elementBytesOf(data));
+    const recv =
+      into ?? sameKind(data as BufferLike, send!.byteLength / elementBytes(data as BufferLike));
     if (send) checkRoom(send, comm.size, send.byteLength / comm.size, 'alltoall');
     checkRoom(recv, comm.size, (send ?? bytesOf(recv)).byteLength / comm.size, 'alltoall');
     await fn(comm, send, bytesOf(recv));
@@ -371,7 +375,7 @@ export async function alltoall(
   }
   const parts = data.map(encodeObject);
   const theirSizes = new Int32Array(comm.size);
-  await fn(comm, i32bytes(lengths(parts)), i32bytes(theirSizes));
+  await fn(comm, bytesOf(lengths(parts)), bytesOf(theirSizes));
   const mySizes = parts.map((p) => p.byteLength);
   const all = new Uint8Array(theirSizes.reduce((a, b) => a + b, 0));
   await collFunction(coll, 'alltoallv', comm)(
