@@ -1,7 +1,7 @@
-// The `tcp rpi` column of `ssi-bench pingpong`: an MPI program for 2 ranks of @ssi/mpi (started by
-// the benchmark with `launchJob` and `--ssi rpi tcp`). Rank 0 does `await send(buf, 1, 0); await
-// recv(rbuf, 1, 0)`, rank 1 receives into its own buffer and sends it back; receive buffers are
-// preallocated and reused.
+// The `tcp rpi` and `paired` columns of `ssi-bench pingpong`: an MPI program for 2 ranks of
+// @ssi/mpi (started by the benchmark with `launchJob` and `--ssi rpi tcp`). Rank 0 does
+// `await send(buf, 1, 0); await recv(rbuf, 1, 0)`, rank 1 receives into its own buffer and sends
+// it back; receive buffers are preallocated and reused.
 //
 //   pingpong-mpi.mjs <reps> <size>:<iters>...
 //
@@ -9,32 +9,32 @@
 // repetition (round trip / 2), after an unrecorded warm-up pass of a quarter of the iterations.
 // Before the first size, 4000 unrecorded round trips of 8 bytes warm up the process (the JIT).
 //
+//   pingpong-mpi.mjs paired <blocks> <block-iters> <size>...
+//
+// The paired mode: the two ranks also open the raw socket baseline (framed.mjs, the code of
+// pingpong-raw.mjs) between themselves, warm up both (4000 round trips of 8 bytes each), then per
+// size alternate blocks of <block-iters> round trips over the tcp rpi and over the raw socket,
+// rpi first in even blocks and raw first in odd ones. Rank 0 prints one line per size,
+// PAIRED {"size":S,"blockIters":K,"rpiNs":[...],"rawNs":[...]}: one-way ns of each block, the
+// i-th entries measured next to each other. Load from elsewhere on the machine then hits both
+// sides of a pair alike, which separate runs of separate processes cannot give.
+//
 // @ssi/mpi is imported from SSI_BENCH_MPI_URL when set (the benchmark sets it: tools/bench does
 // not depend on @ssi/mpi), else as the bare package name. SSI_BENCH_CPUS="A,B": rank 0 pins itself
 // to CPU A, rank 1 to CPU B (taskset, every thread), right after MPI.init.
-import { spawnSync } from 'node:child_process';
+import { connectPing, listenEcho, pin } from './framed.mjs';
 
 const { MPI } = await import(process.env.SSI_BENCH_MPI_URL || '@ssi/mpi');
 
-const [reps, ...pairs] = process.argv.slice(2);
-const nreps = Number(reps);
-const plan = pairs.map((p) => {
-  const [size, iters] = p.split(':').map(Number);
-  return { size, iters };
-});
+const args = process.argv.slice(2);
+const paired = args[0] === 'paired';
+const plan = paired
+  ? args.slice(3).map((size) => ({ size: Number(size), iters: Number(args[2]) }))
+  : args.slice(1).map((p) => {
+      const [size, iters] = p.split(':').map(Number);
+      return { size, iters };
+    });
 const maxSize = Math.max(1, ...plan.map((p) => p.size));
-
-/** SSI_BENCH_CPUS="A,B": process 0 pins itself (every thread) to CPU A, process 1 to CPU B. */
-function pin(index) {
-  const cpus = process.env.SSI_BENCH_CPUS;
-  if (!cpus) return;
-  const cpu = cpus.split(',')[index];
-  const r = spawnSync('taskset', ['-a', '-p', '-c', cpu, String(process.pid)], {
-    encoding: 'utf8',
-  });
-  if (r.status !== 0)
-    throw new Error(`taskset -a -p -c ${cpu} ${process.pid}: ${r.error?.message ?? r.stderr}`);
-}
 
 const mpi = await MPI.init();
 const world = mpi.COMM_WORLD;
@@ -46,41 +46,92 @@ const sbuf = new Uint8Array(maxSize);
 const rbuf = new Uint8Array(maxSize);
 for (let i = 0; i < maxSize; i++) sbuf[i] = (i * 7 + 1) & 0xff;
 
-const WARMUP_BYTES = Math.min(8, maxSize);
-for (let i = 0; i < 4000; i++) {
+/** `n` round trips of `size` bytes over the tcp rpi; rank 0 returns the one-way time in ns. */
+async function rpiRounds(size, n) {
+  const buf = sbuf.subarray(0, size);
+  const into = rbuf.subarray(0, size);
   if (rank === 0) {
-    await world.send(sbuf.subarray(0, WARMUP_BYTES), peer, 0);
-    await world.recv(rbuf.subarray(0, WARMUP_BYTES), peer, 0);
-  } else {
-    await world.recv(rbuf.subarray(0, WARMUP_BYTES), peer, 0);
-    await world.send(rbuf.subarray(0, WARMUP_BYTES), peer, 0);
+    if (size > 0) rbuf[0] = rbuf[size - 1] = 0;
+    const t0 = process.hrtime.bigint();
+    for (let i = 0; i < n; i++) {
+      await world.send(buf, peer, 0);
+      await world.recv(into, peer, 0);
+    }
+    const ns = Number(process.hrtime.bigint() - t0) / n / 2;
+    if (size > 0 && (rbuf[0] !== sbuf[0] || rbuf[size - 1] !== sbuf[size - 1]))
+      throw new Error(`size ${size}: the echo does not match what was sent`);
+    return ns;
+  }
+  for (let i = 0; i < n; i++) {
+    await world.recv(into, peer, 0);
+    await world.send(into, peer, 0);
+  }
+  return 0;
+}
+
+async function timedPasses() {
+  await rpiRounds(Math.min(8, maxSize), 4000);
+  for (const { size, iters } of plan) {
+    const oneWayNs = [];
+    const nreps = Number(args[0]);
+    for (let r = 0; r <= nreps; r++) {
+      const ns = await rpiRounds(size, r === 0 ? Math.ceil(iters / 4) : iters); // r = 0: warm-up
+      if (r > 0) oneWayNs.push(ns);
+    }
+    if (rank === 0) console.log(`PINGPONG ${JSON.stringify({ size, iters, oneWayNs })}`);
   }
 }
 
-for (const { size, iters } of plan) {
-  const buf = sbuf.subarray(0, size);
-  const into = rbuf.subarray(0, size);
-  const oneWayNs = [];
-  for (let r = 0; r <= nreps; r++) {
-    const n = r === 0 ? Math.ceil(iters / 4) : iters; // r = 0: the warm-up pass
-    if (rank === 0) {
-      if (size > 0) rbuf[0] = rbuf[size - 1] = 0;
-      const t0 = process.hrtime.bigint();
-      for (let i = 0; i < n; i++) {
-        await world.send(buf, peer, 0);
-        await world.recv(into, peer, 0);
-      }
-      const ns = Number(process.hrtime.bigint() - t0) / n / 2;
-      if (size > 0 && (rbuf[0] !== sbuf[0] || rbuf[size - 1] !== sbuf[size - 1]))
-        throw new Error(`size ${size}: the echo does not match what was sent`);
-      if (r > 0) oneWayNs.push(ns);
-    } else {
-      for (let i = 0; i < n; i++) {
-        await world.recv(into, peer, 0);
-        await world.send(into, peer, 0);
+/** Rank 1 echoes on the raw socket meanwhile: it waits in an MPI receive for rank 0's go-ahead. */
+async function pairedBlocks() {
+  const blocks = Number(args[1]);
+  const token = new Uint8Array(4);
+  let raw = null;
+  if (rank === 1) {
+    const echo = await listenEcho(maxSize);
+    await world.send(new Int32Array([echo.port]), 0, 1);
+  } else {
+    const port = new Int32Array(1);
+    await world.recv(port, 1, 1);
+    raw = await connectPing(port[0], maxSize);
+  }
+  /** `n` round trips over the raw socket (rank 0 drives them); the one-way time in ns. */
+  const rawRounds = async (size, n) => {
+    if (rank === 1) {
+      await world.recv(token, 0, 2);
+      return 0;
+    }
+    const buf = sbuf.subarray(0, size);
+    const body = raw.framed.body;
+    if (size > 0) body[0] = body[size - 1] = 0;
+    const t0 = process.hrtime.bigint();
+    for (let i = 0; i < n; i++) await raw.round(buf);
+    const ns = Number(process.hrtime.bigint() - t0) / n / 2;
+    if (size > 0 && (body[0] !== sbuf[0] || body[size - 1] !== sbuf[size - 1]))
+      throw new Error(`size ${size}: the raw echo does not match what was sent`);
+    await world.send(token, 1, 2);
+    return ns;
+  };
+  await rpiRounds(Math.min(8, maxSize), 4000);
+  await rawRounds(Math.min(8, maxSize), 4000);
+  for (const { size, iters } of plan) {
+    const rpiNs = [];
+    const rawNs = [];
+    for (let b = 0; b < blocks; b++) {
+      if (b % 2 === 0) {
+        rpiNs.push(await rpiRounds(size, iters));
+        rawNs.push(await rawRounds(size, iters));
+      } else {
+        rawNs.push(await rawRounds(size, iters));
+        rpiNs.push(await rpiRounds(size, iters));
       }
     }
+    if (rank === 0)
+      console.log(`PAIRED ${JSON.stringify({ size, blockIters: iters, rpiNs, rawNs })}`);
   }
-  if (rank === 0) console.log(`PINGPONG ${JSON.stringify({ size, iters, oneWayNs })}`);
+  raw?.close();
 }
+
+if (paired) await pairedBlocks();
+else await timedPasses();
 await mpi.finalize();

@@ -10,12 +10,15 @@ import {
   latencyColumns,
   ompiFlags,
   type PingPongRow,
+  pairedArgs,
+  pairedStat,
   parseCpuList,
   parseDriverLine,
   parseDriverOutput,
+  parsePairedOutput,
   planPingPong,
 } from '../src/commands/pingpong';
-import { openMpiVersion } from '../src/drivers';
+import { benchRoot, killChildren, openMpiVersion, ssiRunner } from '../src/drivers';
 import { formatTable, stat } from '../src/harness';
 
 const KiB = 1024;
@@ -25,7 +28,8 @@ describe('pingpong benchmark: plan, driver output, tables, targets', () => {
   it('options: defaults, the union of both size lists measured once, --only, typos refused', () => {
     const p = planPingPong([], [0, 1]);
     expect(p.reps).toBe(5);
-    expect(p.columns).toEqual(['tcp', 'raw', 'ompi']);
+    expect(p.columns).toEqual(['tcp', 'raw', 'ompi', 'paired']);
+    expect([p.blocks, p.blockIters]).toEqual([10, 200]);
     expect(p.latSizes).toEqual([0, 8, 64, KiB]);
     expect(p.bwSizes).toEqual([
       KiB,
@@ -52,6 +56,34 @@ describe('pingpong benchmark: plan, driver output, tables, targets', () => {
     expect(() => planPingPong(['--rep', '3'])).toThrow(/unknown option --rep/);
     expect(() => planPingPong(['--reps', '0'])).toThrow(/--reps/);
     expect(() => planPingPong(['--lat-sizes', '8,x'])).toThrow(/bad size/);
+    expect(() => planPingPong(['--blocks', '0'])).toThrow(/--blocks/);
+    expect(() => planPingPong(['--block-iters', '0'])).toThrow(/--block-iters/);
+  });
+
+  it('paired mode: arguments, output checked against the plan, ratios taken pair by pair', () => {
+    const plan = planPingPong(['--lat-sizes', '0,8', '--blocks', '2', '--block-iters', '50']);
+    expect(pairedArgs(plan)).toEqual(['paired', '2', '50', '0', '8']);
+    const line = (size: number, rpiNs: number[], rawNs = [1000, 1000], blockIters = 50) =>
+      `PAIRED ${JSON.stringify({ size, blockIters, rpiNs, rawNs })}`;
+    const good = ['[1] noise', line(0, [1100, 900]), line(8, [1200, 1300])].join('\n');
+    expect(parsePairedOutput(good, plan).map((x) => x.rpiNs)).toEqual([
+      [1100, 900],
+      [1200, 1300],
+    ]);
+    expect(() => parsePairedOutput(line(0, [1100, 900]), plan)).toThrow(
+      /expected sizes 0,8, got "0"/,
+    );
+    expect(() => parsePairedOutput(line(0, [1100]), plan)).toThrow(/expected 2 blocks each/);
+    expect(() => parsePairedOutput(line(0, [1100, 0]), plan)).toThrow(/malformed/);
+    expect(() => parsePairedOutput(line(0, [1, 2], [1, 2], 49), plan)).toThrow(/malformed/);
+    expect(() => parsePairedOutput('PAIRED {"size":', plan)).toThrow(/malformed paired line/);
+
+    // each rpi block is divided by the raw block measured next to it, not by the raw median
+    const st = pairedStat([200, 110, 120], [100, 100, 200]);
+    expect(st.ratio.samples).toEqual([2, 1.1, 0.6]);
+    expect(st.ratio.median).toBe(1.1);
+    expect(st.rpi.median).toBe(120);
+    expect(st.raw.median).toBe(100);
   });
 
   it('iterations: many round trips for small messages, a byte budget for large, at least 8', () => {
@@ -176,6 +208,26 @@ describe('pingpong benchmark: plan, driver output, tables, targets', () => {
     ]);
     rows[0]!.tcp = ns(12_100);
     expect(checkTargets(rows)[0]!.met).toBe(false);
+
+    // with the paired column, latency is checked on its pair-by-pair ratio
+    rows[0]!.paired = pairedStat([11_000, 11_500, 10_000], [10_000, 10_000, 10_000]);
+    expect(checkTargets(rows)[0]).toEqual({
+      target: 'latency at 8 B <= 1.2 x raw',
+      measured: '1.10 x raw (paired)',
+      met: true,
+    });
+    rows[0]!.paired = pairedStat([13_000, 12_500, 10_000], [10_000, 10_000, 10_000]);
+    expect(checkTargets(rows)[0]!.met).toBe(false);
+    expect(latencyColumns(['tcp', 'raw', 'paired']).map((c) => c.title)).toEqual([
+      'size',
+      'tcp rpi',
+      'raw socket',
+      'tcp/raw',
+      'paired tcp',
+      'paired raw',
+      'paired tcp/raw',
+    ]);
+    expect(bandwidthColumns(['tcp', 'paired']).map((c) => c.title)).toEqual(['size', 'tcp rpi']);
   });
 });
 
@@ -221,4 +273,29 @@ describe('pingpong benchmark: the raw socket driver', () => {
     expect(samples.map((s) => s.size)).toEqual([0, 8, 40000, 300000]);
     expect(await echo.exit).toBe(0); // the echo side ends when the connection closes
   });
+});
+
+describe('pingpong benchmark: the paired mode of the MPI driver', () => {
+  afterEach(() => killChildren());
+
+  it('runs 2 ranks that alternate rpi and raw socket blocks, echoes checked, sizes up to rendezvous', async () => {
+    // 100000 B: rendezvous on the rpi, a direct read into the body on the raw socket
+    const plan = planPingPong([
+      '--lat-sizes',
+      '0,8,100000',
+      '--blocks',
+      '3',
+      '--block-iters',
+      '5',
+      '--only',
+      'paired',
+    ]);
+    const { run } = await ssiRunner(benchRoot(), 'pingpong-mpi.mjs', { rpi: 'tcp' });
+    const got = parsePairedOutput(await run(2, pairedArgs(plan), 60_000), plan);
+    expect(got.map((x) => [x.size, x.rpiNs.length, x.rawNs.length])).toEqual([
+      [0, 3, 3],
+      [8, 3, 3],
+      [100000, 3, 3],
+    ]);
+  }, 90_000);
 });

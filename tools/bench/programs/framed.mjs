@@ -1,0 +1,166 @@
+// The raw socket baseline of `ssi-bench pingpong`: one plain Node TCP connection with the tcp
+// rpi's framing (a 32-byte envelope, body length in its first 4 bytes, little endian, then the
+// body) and its read and write techniques (see pingpong-raw.mjs). Shared by the `raw socket`
+// driver (pingpong-raw.mjs) and the paired mode of the MPI driver (pingpong-mpi.mjs), so that
+// both measure exactly the same code.
+import { spawnSync } from 'node:child_process';
+import net from 'node:net';
+
+const ENVELOPE_BYTES = 32; // ENVELOPE_BYTES of @ssi/mpi (packages/mpi/src/rpi/envelope.ts)
+const STAGING_BYTES = 256 * 1024; // rpi_tcp_rcvbuf default
+const DIRECT_MIN = 16 * 1024; // rpi_tcp_direct_min default
+const COPY_LIMIT = 16 * 1024; // rpi_tcp_copy_limit default
+
+/** SSI_BENCH_CPUS="A,B": process 0 pins itself (every thread) to CPU A, process 1 to CPU B. */
+export function pin(index) {
+  const cpus = process.env.SSI_BENCH_CPUS;
+  if (!cpus) return;
+  const cpu = cpus.split(',')[index];
+  const r = spawnSync('taskset', ['-a', '-p', '-c', cpu, String(process.pid)], {
+    encoding: 'utf8',
+  });
+  if (r.status !== 0)
+    throw new Error(`taskset -a -p -c ${cpu} ${process.pid}: ${r.error?.message ?? r.stderr}`);
+}
+
+/** One framed connection: `onMessage(length)` is called when a whole body is in `body`. */
+export class Framed {
+  constructor(maxBody) {
+    this.staging = Buffer.allocUnsafeSlow(STAGING_BYTES);
+    this.body = Buffer.allocUnsafeSlow(Math.max(1, maxBody));
+    this.hdr = Buffer.alloc(ENVELOPE_BYTES);
+    this.out = Buffer.allocUnsafeSlow(ENVELOPE_BYTES + COPY_LIMIT);
+    this.hdrFill = 0;
+    this.inBody = false;
+    this.bodyLen = 0;
+    this.bodyOff = 0;
+    this.direct = false;
+    this.onMessage = () => {};
+    this.socket = null;
+    this.onread = {
+      buffer: () => {
+        if (this.inBody && this.bodyLen - this.bodyOff >= DIRECT_MIN) {
+          this.direct = true;
+          return this.body.subarray(this.bodyOff, this.bodyLen);
+        }
+        this.direct = false;
+        return this.staging;
+      },
+      callback: (n, buf) => {
+        if (this.direct) {
+          this.bodyOff += n;
+          if (this.bodyOff === this.bodyLen) this.done();
+        } else this.process(buf, n);
+        return true;
+      },
+    };
+  }
+
+  process(buf, n) {
+    let off = 0;
+    while (off < n) {
+      if (!this.inBody) {
+        const take = Math.min(ENVELOPE_BYTES - this.hdrFill, n - off);
+        buf.copy(this.hdr, this.hdrFill, off, off + take);
+        this.hdrFill += take;
+        off += take;
+        if (this.hdrFill < ENVELOPE_BYTES) return;
+        this.hdrFill = 0;
+        this.bodyLen = this.hdr.readUInt32LE(0);
+        this.bodyOff = 0;
+        this.inBody = true;
+        if (this.bodyLen === 0) this.done();
+      } else {
+        const take = Math.min(this.bodyLen - this.bodyOff, n - off);
+        buf.copy(this.body, this.bodyOff, off, off + take);
+        this.bodyOff += take;
+        off += take;
+        if (this.bodyOff === this.bodyLen) this.done();
+      }
+    }
+  }
+
+  done() {
+    this.inBody = false;
+    this.direct = false;
+    this.onMessage(this.bodyLen);
+  }
+
+  /** Sends envelope + `payload` (the rpi's writeSmall / writeTracked). */
+  send(payload) {
+    const len = payload.byteLength;
+    const s = this.socket;
+    this.out.fill(0, 0, ENVELOPE_BYTES);
+    this.out.writeUInt32LE(len, 0);
+    if (len <= COPY_LIMIT) {
+      this.out.set(payload, ENVELOPE_BYTES);
+      s.write(this.out.subarray(0, ENVELOPE_BYTES + len));
+    } else {
+      s.cork();
+      s.write(this.out.subarray(0, ENVELOPE_BYTES));
+      s.write(payload);
+      s.uncork();
+    }
+  }
+}
+
+/**
+ * Listens on 127.0.0.1 for one connection and echoes every message on it (the echo side).
+ * Resolves with the port once listening; `closed` resolves when the connection ends.
+ */
+export async function listenEcho(maxSize) {
+  let onClosed;
+  const closed = new Promise((resolve) => {
+    onClosed = resolve;
+  });
+  const server = net.createServer({ pauseOnConnect: true }, (accepted) => {
+    server.close();
+    const f = new Framed(maxSize);
+    // Re-wrap the accepted handle so that reads go to our buffers (as the tcp rpi does).
+    const handle = accepted._handle;
+    accepted._handle = null;
+    accepted.destroy();
+    const s = new net.Socket({ handle, readable: true, writable: true, onread: f.onread });
+    s.setNoDelay(true);
+    f.socket = s;
+    f.onMessage = (len) => f.send(f.body.subarray(0, len));
+    s.on('error', () => {});
+    s.on('close', onClosed);
+    s.resume();
+  });
+  await new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', resolve);
+  });
+  return { port: server.address().port, closed };
+}
+
+/**
+ * Connects to an echo side (the ping side): `round(buf)` sends `buf` and resolves when the echo
+ * is in `framed.body`; `close()` ends the connection.
+ */
+export async function connectPing(port, maxSize) {
+  const f = new Framed(maxSize);
+  const s = net.connect({ host: '127.0.0.1', port, noDelay: true, onread: f.onread });
+  f.socket = s;
+  await new Promise((resolve, reject) => {
+    s.once('connect', resolve);
+    s.once('error', reject);
+  });
+  let wake = null;
+  f.onMessage = () => {
+    const w = wake;
+    wake = null;
+    w();
+  };
+  const round = (buf) =>
+    new Promise((resolve) => {
+      wake = resolve;
+      f.send(buf);
+    });
+  const close = () => {
+    s.end();
+    s.destroy();
+  };
+  return { framed: f, round, close };
+}
