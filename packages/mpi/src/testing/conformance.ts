@@ -840,6 +840,13 @@ async function caseErrors(ctx: Ctx): Promise<void> {
     await c.send(pattern(5, 4), pair.peer, 4);
     await c.send(pattern(50, 5), pair.peer, 5);
     await c.send(pattern(5, 6), pair.peer, 6);
+    // Rendezvous messages truncated beyond their first fragment (the eager limit), unexpected
+    // and posted.
+    const unexpectedLong = c.isend(pattern(20_000, 7), pair.peer, 7);
+    await c.send('sent', pair.peer, 8);
+    await within(unexpectedLong.wait(), 'the truncated unexpected rendezvous send');
+    equal(await c.recv(pair.peer, 10), 'posted', 'the receiver posted its receive');
+    await c.send(pattern(20_000, 9), pair.peer, 9);
   } else {
     const small = new Float64Array(10);
     const e1 = await expectError(
@@ -875,6 +882,22 @@ async function caseErrors(ctx: Ctx): Promise<void> {
       ['ERR_TRUNCATE', null],
       'per-request errors',
     );
+    equal(await c.recv(pair.peer, 8), 'sent', 'marker after the unexpected rendezvous send');
+    const part = new Float64Array(12_000); // 96,000 bytes of 160,000
+    await expectError(
+      () => c.recv(part, pair.peer, 7),
+      ErrorClass.ERR_TRUNCATE,
+      'unexpected rendezvous truncated after its first fragment',
+    );
+    checkPattern(part, 12_000, 7, 'the part of an unexpected rendezvous message that fits');
+    const posted = c.irecv(part.fill(0), pair.peer, 9);
+    await c.send('posted', pair.peer, 10);
+    await expectError(
+      () => posted.wait(),
+      ErrorClass.ERR_TRUNCATE,
+      'posted rendezvous truncated after its first fragment',
+    );
+    checkPattern(part, 12_000, 9, 'the part of a posted rendezvous message that fits');
   }
 }
 
@@ -1030,24 +1053,34 @@ async function allSums(world: Communicator, values: number[]): Promise<number[]>
 
 // ---- cases that end the job ---------------------------------------------------------------
 
+/**
+ * Never returns, and keeps the process alive until the launcher kills it. A bare pending promise
+ * does not: MPI's idle sockets are unref'd, so such a rank would exit at once (without finalize)
+ * and race the failure the case is about.
+ */
+function waitToBeKilled(): Promise<never> {
+  setInterval(() => {}, 1 << 30);
+  return new Promise<never>(() => {});
+}
+
 async function caseAbort({ mpi, rank }: Ctx): Promise<void> {
   if (rank === 1) await mpi.abort(7, 'rank 1 gives up');
-  await new Promise(() => {}); // everyone else waits to be killed
+  await waitToBeKilled(); // everyone else
 }
 
 async function caseFatalRank({ world, rank, size }: Ctx): Promise<void> {
   if (rank === size - 1) await world.send('nowhere', size + 3, 0);
-  await new Promise(() => {});
+  await waitToBeKilled();
 }
 
 async function caseUnhandled({ rank }: Ctx): Promise<void> {
   if (rank === 0) void Promise.reject(new Error('nobody handles this'));
-  await new Promise(() => {});
+  await waitToBeKilled();
 }
 
 async function caseNoFinalize({ rank }: Ctx): Promise<void> {
   if (rank === 1) process.exit(0);
-  await new Promise(() => {});
+  await waitToBeKilled();
 }
 
 async function casePeerExit({ world, rank }: Ctx): Promise<void> {
