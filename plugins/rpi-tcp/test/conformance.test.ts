@@ -106,3 +106,26 @@ describe('jobs that end on purpose: the whole job ends, with the reason', () => 
     expect(r.failure).toMatch(/rank 1/);
   });
 });
+
+describe('tcp rpi: large messages into posted receives are not copied', () => {
+  it('reads a 16 MiB rendezvous body straight into the posted buffer (at most the 4 KiB read after its envelope is copied)', async () => {
+    const r = await launchJob({
+      np: 2,
+      program: new URL('./fixtures/posted-large.mjs', import.meta.url).pathname,
+      ssi: { rpi: 'tcp', rpi_verbose: 10 },
+      timeoutMs: 60_000,
+    });
+    expect(r.ok, explain(r)).toBe(true);
+    const stats = [
+      ...r.output.matchAll(
+        /rank (\d) body bytes read directly (\d+), copied into posted receives (\d+)/g,
+      ),
+    ];
+    expect(stats.map((m) => m[1]).sort()).toEqual(['0', '1']);
+    for (const [, , direct, copied] of stats) {
+      // each rank received one message of 16 MiB or 16 MiB + 1 (plus a small marker, copied)
+      expect(Number(copied)).toBeLessThanOrEqual(4096 + 64);
+      expect(Number(direct)).toBeGreaterThanOrEqual(16 * 1024 * 1024 - 4096);
+    }
+  });
+});
