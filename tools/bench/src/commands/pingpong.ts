@@ -48,7 +48,7 @@ options:
   --bw-sizes LIST   bandwidth sizes (default 1k,4k,16k,64k,256k,1m,4m,16m)
   --only LIST       run only some of: tcp,raw,ompi,paired (default all)
   --blocks N        paired: blocks of each kind per size and round (default 10)
-  --block-iters N   paired: round trips per block (default 200)
+  --block-iters N   paired: round trips per block (default 200, 50 with --quick)
   --cpus A,B|none   pin process 0 to CPU A and process 1 to CPU B (default: the first two CPUs this
                     process may use; A = B puts both on one CPU; none: the scheduler decides)
   --quick           a tenth of the iterations (a smoke run; numbers are noisier)`;
@@ -64,7 +64,7 @@ export const COLUMN_TITLES: Record<PingPongColumn, string> = {
   paired: 'paired',
 };
 
-/** The columns with one series per size (paired gives two per latency size, see PairedRow). */
+/** The columns with one series per size (paired gives two per latency size, see PairedStat). */
 type SeriesColumn = Exclude<PingPongColumn, 'paired'>;
 
 /**
