@@ -26,6 +26,25 @@ export function stat(samples: number[]): Stat {
  * Run `once` `reps` times (after `warmup` unrecorded runs) and summarise what it returns (a time,
  * a rate, ...). Repetitions run one after another, never concurrently.
  */
+/**
+ * The JSON object of a driver's output line that starts with `prefix` ("PINGPONG ", say), or
+ * undefined for any other line (mpirun's warnings). A prefixed line that is not a JSON object
+ * throws, naming the line.
+ */
+export function prefixedJson(line: string, prefix: string): Record<string, unknown> | undefined {
+  const l = line.trim();
+  if (!l.startsWith(prefix)) return undefined;
+  let v: unknown;
+  try {
+    v = JSON.parse(l.slice(prefix.length));
+  } catch {
+    v = undefined;
+  }
+  if (v === null || typeof v !== 'object' || Array.isArray(v))
+    throw new Error(`malformed driver line: ${l}`);
+  return v as Record<string, unknown>;
+}
+
 export async function repeat(
   reps: number,
   once: () => number | Promise<number>,

@@ -76,7 +76,9 @@ describe('pingpong benchmark: plan, driver output, tables, targets', () => {
     expect(() => parsePairedOutput(line(0, [1100]), plan)).toThrow(/expected 2 blocks each/);
     expect(() => parsePairedOutput(line(0, [1100, 0]), plan)).toThrow(/malformed/);
     expect(() => parsePairedOutput(line(0, [1, 2], [1, 2], 49), plan)).toThrow(/malformed/);
-    expect(() => parsePairedOutput('PAIRED {"size":', plan)).toThrow(/malformed paired line/);
+    expect(() => parsePairedOutput('PAIRED {"size":', plan)).toThrow(
+      /malformed driver line: PAIRED/,
+    );
 
     // each rpi block is divided by the raw block measured next to it, not by the raw median
     const st = pairedStat([200, 110, 120], [100, 100, 200]);

@@ -15,6 +15,7 @@ import {
   formatTable,
   nowNs,
   Options,
+  prefixedJson,
   type Stat,
   stat,
   writeResults,
@@ -249,18 +250,9 @@ const positiveNumbers = (x: unknown): x is number[] =>
  * warnings, COLLINFO) gives undefined. A COLL line that is not well formed throws.
  */
 export function parseDriverLine(line: string): CollSample | undefined {
-  const l = line.trim();
-  if (!l.startsWith(PREFIX)) return undefined;
-  let v: unknown;
-  try {
-    v = JSON.parse(l.slice(PREFIX.length));
-  } catch {
-    throw new Error(`malformed driver line: ${l}`);
-  }
-  const o = v as Partial<CollSample> | null;
+  const o = prefixedJson(line, PREFIX) as Partial<CollSample> | undefined;
+  if (o === undefined) return undefined;
   const ok =
-    o !== null &&
-    typeof o === 'object' &&
     typeof o.op === 'string' &&
     KINDS.includes(o.op) &&
     Number.isInteger(o.bytes) &&
@@ -274,7 +266,7 @@ export function parseDriverLine(line: string): CollSample | undefined {
     positiveNumbers(o.minNs) &&
     o.maxNs.length === o.avgNs.length &&
     o.maxNs.length === o.minNs.length;
-  if (!ok) throw new Error(`malformed driver line: ${l}`);
+  if (!ok) throw new Error(`malformed driver line: ${line.trim()}`);
   const { op, bytes, np, iters, maxNs, avgNs, minNs } = o as CollSample;
   return { op, bytes, np, iters, maxNs, avgNs, minNs };
 }

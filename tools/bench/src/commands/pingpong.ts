@@ -20,6 +20,7 @@ import {
   formatTable,
   nowNs,
   Options,
+  prefixedJson,
   type Stat,
   stat,
   writeResults,
@@ -250,18 +251,9 @@ const PREFIX = 'PINGPONG ';
  * line (a warning of mpirun, say) gives undefined. A PINGPONG line that is not well formed throws.
  */
 export function parseDriverLine(line: string): DriverSample | undefined {
-  const l = line.trim();
-  if (!l.startsWith(PREFIX)) return undefined;
-  let v: unknown;
-  try {
-    v = JSON.parse(l.slice(PREFIX.length));
-  } catch {
-    throw new Error(`malformed driver line: ${l}`);
-  }
-  const o = v as Partial<DriverSample> | null;
+  const o = prefixedJson(line, PREFIX) as Partial<DriverSample> | undefined;
+  if (o === undefined) return undefined;
   const ok =
-    o !== null &&
-    typeof o === 'object' &&
     Number.isInteger(o.size) &&
     o.size! >= 0 &&
     Number.isInteger(o.iters) &&
@@ -269,7 +261,7 @@ export function parseDriverLine(line: string): DriverSample | undefined {
     Array.isArray(o.oneWayNs) &&
     o.oneWayNs.length > 0 &&
     o.oneWayNs.every((x) => typeof x === 'number' && Number.isFinite(x) && x > 0);
-  if (!ok) throw new Error(`malformed driver line: ${l}`);
+  if (!ok) throw new Error(`malformed driver line: ${line.trim()}`);
   return { size: o.size!, iters: o.iters!, oneWayNs: o.oneWayNs! };
 }
 
@@ -315,28 +307,22 @@ const PAIRED_PREFIX = 'PAIRED ';
  */
 export function parsePairedOutput(text: string, plan: PingPongPlan): PairedSample[] {
   const out: PairedSample[] = [];
-  for (const raw of text.split('\n')) {
-    const l = raw.trim();
-    if (!l.startsWith(PAIRED_PREFIX)) continue;
-    let v: Partial<PairedSample> | null;
-    try {
-      v = JSON.parse(l.slice(PAIRED_PREFIX.length)) as Partial<PairedSample> | null;
-    } catch {
-      throw new Error(`malformed paired line: ${l}`);
-    }
+  for (const line of text.split('\n')) {
+    const v = prefixedJson(line, PAIRED_PREFIX) as Partial<PairedSample> | undefined;
+    if (v === undefined) continue;
     const series = (x: unknown) =>
       Array.isArray(x) &&
       x.length === plan.blocks &&
       x.every((n) => typeof n === 'number' && Number.isFinite(n) && n > 0);
     if (
-      v === null ||
-      typeof v !== 'object' ||
       !Number.isInteger(v.size) ||
       v.blockIters !== plan.blockIters ||
       !series(v.rpiNs) ||
       !series(v.rawNs)
     )
-      throw new Error(`malformed paired line (expected ${plan.blocks} blocks each): ${l}`);
+      throw new Error(
+        `malformed paired line (expected ${plan.blocks} blocks each): ${line.trim()}`,
+      );
     out.push(v as PairedSample);
   }
   const sizes = out.map((s) => s.size).join(',');
