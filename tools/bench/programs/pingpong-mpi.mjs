@@ -71,9 +71,9 @@ async function rpiRounds(size, n) {
 
 async function timedPasses() {
   await rpiRounds(Math.min(8, maxSize), 4000);
+  const nreps = Number(args[0]);
   for (const { size, iters } of plan) {
     const oneWayNs = [];
-    const nreps = Number(args[0]);
     for (let r = 0; r <= nreps; r++) {
       const ns = await rpiRounds(size, r === 0 ? Math.ceil(iters / 4) : iters); // r = 0: warm-up
       if (r > 0) oneWayNs.push(ns);
