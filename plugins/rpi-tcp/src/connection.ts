@@ -1,6 +1,7 @@
 import net from 'node:net';
 import type { Proc, RpiRequest, UnexpectedMessage } from '@ssi/mpi';
 import { ENVELOPE_BYTES, writeEnvelope } from '@ssi/mpi';
+import { PeerCredits } from './credits';
 import type { Hello } from './handshake';
 import {
   checkProof,
@@ -23,6 +24,8 @@ const R_BODY = 5; // the payload of an eager message or rendezvous body
 const R_CLOSED = 6;
 
 const OUTBOX_BYTES = 64 * 1024;
+/** Bytes at the end of a body that are read through the read buffer (see `nextBuffer`). */
+const BODY_TAIL = 64;
 
 /** How body bytes reached their destination (for tests, tuning and `rpi_verbose`). */
 export interface ReadStats {
@@ -86,6 +89,8 @@ export class Connection {
   expectingSecond = 0;
   /** Unexpected synchronous / rendezvous messages from this peer, by sender request id (cancel). */
   readonly unexpectedBySid = new Map<number, UnexpectedMessage>();
+  /** Receiver-initiated rendezvous with this peer, both directions. */
+  readonly credits = new PeerCredits();
   readonly ready: Promise<void>;
   closing = false;
 
@@ -99,6 +104,8 @@ export class Connection {
   private bodyReq: RpiRequest | null = null;
   private bodyMsg: UnexpectedMessage | null = null;
   private directRead = false;
+  /** The last read filled the read buffer it was given: more is probably queued. */
+  private lastReadFilled = false;
   /** The target the pending direct read was set up for (a redirect may change `target`). */
   private directTarget: Uint8Array | null = null;
 
@@ -212,14 +219,24 @@ export class Connection {
       if (left >= this.owner.directMin) {
         this.directRead = true;
         this.directTarget = this.target;
-        return this.target.subarray(this.bodyOff, this.keep);
+        // The last bytes of a body come through the read buffer, with whatever follows them
+        // (often the receiver's next credit): the messages behind a body are then seen before
+        // the program learns that its receive is done, and may act on them.
+        const tail = this.keep === this.bodyLen ? Math.min(BODY_TAIL, left >> 1) : 0;
+        return this.target.subarray(this.bodyOff, this.keep - tail);
       }
     }
     this.directRead = false;
-    return this.expectingSecond > 0 ? this.owner.stagingSmall : this.owner.staging;
+    // The whole read buffer only while a burst is being read (the last read filled it). Node
+    // picks the buffer for the next read as soon as a read is handled, before the program may
+    // post a receive and grant a credit; whatever comes after a pause may be a long body, of
+    // which only the head should be copied. Likewise while long bodies are known to be coming.
+    const burst = this.lastReadFilled && this.expectingSecond === 0 && this.credits.granted === 0;
+    return burst ? this.owner.staging : this.owner.stagingSmall;
   }
 
   private onRead(nread: number, buf: Buffer): void {
+    this.lastReadFilled = !this.directRead && nread === buf.length;
     if (this.directRead) {
       if (this.target !== this.directTarget && this.target !== null && this.bodyOff < this.keep) {
         // The body was redirected to a receive after this read had been set up.

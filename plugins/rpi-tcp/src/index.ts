@@ -31,6 +31,11 @@ export const params = {
     default: 16384,
     help: 'A body with at least this many bytes left is read straight into the posted receive buffer',
   },
+  credits: {
+    type: 'boolean',
+    default: true,
+    help: 'Tell the sender when a receive longer than rpi_tcp_short is posted first, so that its message comes at once instead of by request to send and clear to send',
+  },
   nodelay: {
     type: 'boolean',
     default: true,
@@ -72,6 +77,7 @@ const tcp: RpiModule = defineModule({
       smallRead: 4096,
       directMin: Math.max(1, Number(p('direct_min'))),
       noDelay: Boolean(p('nodelay')),
+      credits: Boolean(p('credits')),
       address: String(p('address')),
       connectTimeout: Math.max(1, Number(p('connect_timeout'))),
     });

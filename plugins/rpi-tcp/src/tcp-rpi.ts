@@ -34,6 +34,8 @@ export interface TcpSettings {
   /** Bodies with at least this many bytes left are read straight into the receive buffer. */
   directMin: number;
   noDelay: boolean;
+  /** Announce posted long receives to their sender (receiver-initiated rendezvous). */
+  credits: boolean;
   /** Address to listen on; empty: the node address from the runtime. */
   address: string;
   connectTimeout: number;
@@ -47,9 +49,10 @@ const S_CANCELING = 8; // a cancel request is on its way to the receiver
 
 /**
  * The tcp rpi: a full mesh of authenticated sockets, eager sends up to `short` bytes, a
- * rendezvous protocol above (request to send → clear to send → body), acknowledgements for
- * synchronous mode, and cancellation of sends the receiver has not matched. Progress is driven
- * entirely by socket events; nothing polls.
+ * rendezvous protocol above (request to send → clear to send → body, or, when the receive was
+ * posted first, credit → body: see `PeerCredits`), acknowledgements for synchronous mode, and
+ * cancellation of sends the receiver has not matched. Progress is driven entirely by socket
+ * events; nothing polls.
  */
 export class TcpRpi implements RpiActions, ConnectionOwner {
   readonly jobId: string;
@@ -59,6 +62,9 @@ export class TcpRpi implements RpiActions, ConnectionOwner {
   readonly stagingSmall: Buffer;
   readonly directMin: number;
   readonly stats: ReadStats = { direct: 0, copiedPosted: 0, copiedUnexpected: 0 };
+  /** Long messages sent: on a credit, and after a request to send. */
+  private creditedSends = 0;
+  private askedSends = 0;
 
   private readonly matcher: Matcher;
   private readonly self: SelfChannel;
@@ -208,6 +214,7 @@ export class TcpRpi implements RpiActions, ConnectionOwner {
     if (!proc || this.conns.get(proc) !== conn) return; // a refused or superseded connection
     if (this.finalizing || conn.closing) return;
     proc.mode &= ~ProcMode.RPI_CONNECT;
+    conn.credits.clear();
     for (const [id, req] of this.sends) if (req.proc === proc) this.sends.delete(id);
     for (const [id, req] of this.bodies) if (req.proc === proc) this.bodies.delete(id);
     this.host.peerFailed(proc, reason);
@@ -221,7 +228,10 @@ export class TcpRpi implements RpiActions, ConnectionOwner {
 
   destroy(req: RpiRequest): void {
     if (req.isSend) this.sends.delete(req.id);
-    else this.bodies.delete(req.id);
+    else {
+      this.bodies.delete(req.id);
+      this.settleCredit(req);
+    }
     req.rpi = 0;
   }
 
@@ -257,8 +267,21 @@ export class TcpRpi implements RpiActions, ConnectionOwner {
       return;
     }
     const kindBits = req.kind << KIND_SHIFT;
+    const sync = req.type === ReqType.SSEND;
     if (len > this.settings.short) {
+      const credit = conn.credits.takeFor(req.cid, req.tag, len);
+      if (credit !== 0) {
+        this.creditedSends++;
+        this.sendEagerTracked(
+          conn,
+          req,
+          EnvFlag.SHORT | (sync ? EnvFlag.SSEND : 0) | kindBits,
+          credit,
+        );
+        return;
+      }
       // Rendezvous: request to send; the body follows the receiver's clear to send.
+      this.askedSends++;
       this.sends.set(req.id, req);
       conn.writeSmall(
         len,
@@ -273,7 +296,7 @@ export class TcpRpi implements RpiActions, ConnectionOwner {
       );
       return;
     }
-    const sync = req.type === ReqType.SSEND;
+    conn.credits.noteSent();
     const flags = EnvFlag.SHORT | (sync ? EnvFlag.SSEND : 0) | kindBits;
     if (len <= this.settings.copyLimit) {
       conn.writeSmall(len, req.tag, flags, req.myRank, req.cid, req.seq, req.id, 0, buf);
@@ -286,10 +309,17 @@ export class TcpRpi implements RpiActions, ConnectionOwner {
       this.sends.set(req.id, req);
       return;
     }
-    req.rpi = sync ? S_NEED_ACK : 0;
+    this.sendEagerTracked(conn, req, flags, 0);
+  }
+
+  /** An eager message whose payload goes out without a copy; done once flushed (and acknowledged). */
+  private sendEagerTracked(conn: Connection, req: RpiRequest, flags: number, credit: number): void {
+    const buf = req.buf!;
+    req.rpi = flags & EnvFlag.SSEND ? S_NEED_ACK : 0;
     req.state = ReqState.ACTIVE;
     this.sends.set(req.id, req);
-    if (conn.writeTracked(req, len, req.tag, flags, req.myRank, req.cid, req.seq, req.id, 0, buf)) {
+    const { tag, myRank, cid, seq, id } = req;
+    if (conn.writeTracked(req, buf.byteLength, tag, flags, myRank, cid, seq, id, credit, buf)) {
       this.sendFlushed(req);
     }
   }
@@ -308,9 +338,48 @@ export class TcpRpi implements RpiActions, ConnectionOwner {
     const m = this.matcher.takeUnexpected(req);
     if (m === null) {
       this.matcher.post(req);
+      this.grantCredit(req);
       return;
     }
     this.receiveUnexpected(req, m);
+  }
+
+  /**
+   * A receive posted before its message arrived: if a long message may fill it, tell the sender,
+   * so that the message comes at once instead of asking first. Only for one named peer (an
+   * ANY_SOURCE receive cannot know who to tell) and a buffer of known size.
+   */
+  private grantCredit(req: RpiRequest): void {
+    const proc = req.proc;
+    const buf = req.buf;
+    if (!this.settings.credits || proc === null || buf === null) return;
+    if (buf.byteLength <= this.settings.short || proc === this.host.myProc) return;
+    const conn = this.conns.get(proc);
+    if (conn === undefined) return;
+    const credits = conn.credits;
+    const id = credits.grant();
+    req.rpi = id;
+    const { tag, cid } = req;
+    conn.writeSmall(
+      buf.byteLength,
+      tag,
+      EnvFlag.READY,
+      this.myRank,
+      cid,
+      credits.received,
+      0,
+      id,
+      null,
+    );
+  }
+
+  /** A receive holding a credit matched, was cancelled or went away: the credit is used up. */
+  private settleCredit(req: RpiRequest): number {
+    const id = req.rpi as number;
+    if (!id) return 0;
+    req.rpi = 0;
+    this.conns.get(req.proc!)?.credits.settle();
+    return id;
   }
 
   /** A receive took an unexpected message. */
@@ -392,7 +461,9 @@ export class TcpRpi implements RpiActions, ConnectionOwner {
     const kind = flags >>> KIND_SHIFT;
     const proc = conn.proc!;
     if (proto & EnvFlag.SHORT) {
+      conn.credits.countReceived();
       const req = this.matcher.takePosted(cid, rank, tag);
+      if (req !== null) this.settleCredit(req);
       if (proto & EnvFlag.SSEND && req !== null) {
         conn.writeSmall(0, tag, EnvFlag.ACK, this.myRank, cid, seq, sid, req.id, null);
       }
@@ -424,6 +495,11 @@ export class TcpRpi implements RpiActions, ConnectionOwner {
       this.bodies.delete(rid);
       if (length === 0) this.host.complete(req);
       else conn.expectBody(req.buf, req.stLength, length, req, null);
+      return;
+    }
+    if (proto & EnvFlag.READY) {
+      if (proto & EnvFlag.CANCEL) conn.credits.withdraw(rid);
+      else if (this.settings.credits) conn.credits.hold(rid, cid, tag, length, seq);
       return;
     }
     if (proto & EnvFlag.CANCEL) {
@@ -465,8 +541,10 @@ export class TcpRpi implements RpiActions, ConnectionOwner {
       return;
     }
     if (proto & EnvFlag.LONG) {
+      conn.credits.countReceived();
       const req = this.matcher.takePosted(cid, rank, tag);
       if (req !== null) {
+        this.settleCredit(req);
         this.acceptLong(conn, req, rank, tag, length, kind, seq, sid);
         return;
       }
@@ -504,6 +582,7 @@ export class TcpRpi implements RpiActions, ConnectionOwner {
   cancel(req: RpiRequest): void {
     if (req.type === ReqType.RECV) {
       if (this.matcher.unpost(req)) {
+        this.withdrawCredit(req);
         req.cancelled = true;
         this.host.complete(req);
       }
@@ -524,6 +603,16 @@ export class TcpRpi implements RpiActions, ConnectionOwner {
     this.conns
       .get(proc)
       ?.writeSmall(0, req.tag, EnvFlag.CANCEL, req.myRank, req.cid, req.seq, req.id, 0, null);
+  }
+
+  /** A cancelled receive's credit: the sender must not use it (if it has, the message is buffered). */
+  private withdrawCredit(req: RpiRequest): void {
+    const id = this.settleCredit(req);
+    if (id === 0) return;
+    const { tag, cid } = req;
+    this.conns
+      .get(req.proc!)
+      ?.writeSmall(0, tag, EnvFlag.READY | EnvFlag.CANCEL, this.myRank, cid, 0, 0, id, null);
   }
 
   private onCancel(
@@ -558,6 +647,7 @@ export class TcpRpi implements RpiActions, ConnectionOwner {
     if (buf.byteLength > this.settings.copyLimit) return false;
     const conn = this.conns.get(req.proc!);
     if (conn === undefined || req.proc!.mode & ProcMode.DEAD) return false;
+    conn.credits.noteSent();
     conn.writeSmall(
       buf.byteLength,
       req.tag,
@@ -603,7 +693,8 @@ export class TcpRpi implements RpiActions, ConnectionOwner {
     this.host.verbose(
       10,
       `tcp: rank ${this.myRank} body bytes read directly ${s.direct}, copied into posted receives ` +
-        `${s.copiedPosted}, into unexpected messages ${s.copiedUnexpected}`,
+        `${s.copiedPosted}, into unexpected messages ${s.copiedUnexpected}; long messages sent on a ` +
+        `credit ${this.creditedSends}, after a request to send ${this.askedSends}`,
     );
     await Promise.all([...this.conns.values()].map((c) => c.close()));
     this.conns.clear();

@@ -40,7 +40,16 @@ describe('tcp rpi: conformance on one node', () => {
     const r = await launchJob({
       np: 2,
       program: conformanceProgram,
-      args: ['modes', 'objects', 'unexpected', 'probe', 'persistent', 'sizes', 'stress'],
+      args: [
+        'modes',
+        'objects',
+        'unexpected',
+        'probe',
+        'preposted',
+        'persistent',
+        'sizes',
+        'stress',
+      ],
       ssi: { rpi: 'tcp', rpi_tcp_short: 16 },
       timeoutMs: 120_000,
     });
@@ -108,24 +117,82 @@ describe('jobs that end on purpose: the whole job ends, with the reason', () => 
 });
 
 describe('tcp rpi: large messages into posted receives are not copied', () => {
-  it('reads a 16 MiB rendezvous body straight into the posted buffer (at most the 4 KiB read after its envelope is copied)', async () => {
+  it.each([
+    ['on a credit', 1],
+    ['by rendezvous', 0],
+  ])(
+    'reads a 16 MiB body sent %s straight into the posted buffer (at most the head and tail reads are copied)',
+    async (_how, credits) => {
+      const r = await launchJob({
+        np: 2,
+        program: new URL('./fixtures/posted-large.mjs', import.meta.url).pathname,
+        ssi: { rpi: 'tcp', rpi_verbose: 10, rpi_tcp_credits: credits },
+        timeoutMs: 60_000,
+      });
+      expect(r.ok, explain(r)).toBe(true);
+      const stats = [
+        ...r.output.matchAll(
+          /rank (\d) body bytes read directly (\d+), copied into posted receives (\d+).*on a credit (\d+), after a request to send (\d+)/g,
+        ),
+      ];
+      expect(stats.map((m) => m[1]).sort()).toEqual(['0', '1']);
+      for (const [, , direct, copied, credited, asked] of stats) {
+        // each rank received one message of 16 MiB or 16 MiB + 1 (plus a small marker, copied):
+        // the 4 KiB read after its envelope and the 64-byte tail go through the read buffer
+        expect(Number(copied)).toBeLessThanOrEqual(4096 + 64 + 64);
+        expect(Number(direct)).toBeGreaterThanOrEqual(16 * 1024 * 1024 - 4096 - 64);
+        expect([Number(credited), Number(asked)]).toEqual(credits ? [1, 0] : [0, 1]);
+      }
+    },
+  );
+});
+
+describe('tcp rpi: receiver-initiated rendezvous (credits)', () => {
+  const creditStats = (output: string) =>
+    [...output.matchAll(/rank (\d) .*on a credit (\d+), after a request to send (\d+)/g)].map(
+      (m) => ({ rank: Number(m[1]), credited: Number(m[2]), asked: Number(m[3]) }),
+    );
+
+  it('long messages to receives posted first go out at once, without a request to send', async () => {
     const r = await launchJob({
       np: 2,
-      program: new URL('./fixtures/posted-large.mjs', import.meta.url).pathname,
+      program: new URL('./fixtures/preposted-pingpong.mjs', import.meta.url).pathname,
       ssi: { rpi: 'tcp', rpi_verbose: 10 },
       timeoutMs: 60_000,
     });
     expect(r.ok, explain(r)).toBe(true);
-    const stats = [
-      ...r.output.matchAll(
-        /rank (\d) body bytes read directly (\d+), copied into posted receives (\d+)/g,
-      ),
-    ];
-    expect(stats.map((m) => m[1]).sort()).toEqual(['0', '1']);
-    for (const [, , direct, copied] of stats) {
-      // each rank received one message of 16 MiB or 16 MiB + 1 (plus a small marker, copied)
-      expect(Number(copied)).toBeLessThanOrEqual(4096 + 64);
-      expect(Number(direct)).toBeGreaterThanOrEqual(16 * 1024 * 1024 - 4096);
+    const stats = creditStats(r.output).sort((a, b) => a.rank - b.rank);
+    // Rank 1 posts its first receive before rank 0 can have heard of it: at most that one
+    // message asks first. Every other of the 50 messages each way finds its credit.
+    expect(stats).toHaveLength(2);
+    for (const s of stats) {
+      expect(s.credited + s.asked).toBe(50);
+      expect(s.asked).toBeLessThanOrEqual(1);
     }
+  });
+
+  it('with rpi_tcp_credits 0 every long message asks first', async () => {
+    const r = await launchJob({
+      np: 2,
+      program: new URL('./fixtures/preposted-pingpong.mjs', import.meta.url).pathname,
+      ssi: { rpi: 'tcp', rpi_verbose: 10, rpi_tcp_credits: 0 },
+      timeoutMs: 60_000,
+    });
+    expect(r.ok, explain(r)).toBe(true);
+    expect(creditStats(r.output).map((s) => [s.credited, s.asked])).toEqual([
+      [0, 50],
+      [0, 50],
+    ]);
+  });
+
+  it('passes the conformance cases with credits off', async () => {
+    const r = await launchJob({
+      np: 3,
+      program: conformanceProgram,
+      args: casesFor(3),
+      ssi: { rpi: 'tcp', rpi_tcp_credits: 0 },
+      timeoutMs: 240_000,
+    });
+    expect(r.ok, explain(r)).toBe(true);
   });
 });

@@ -7,9 +7,10 @@
  *     8 flags    u32  protocol bits (low 16) | data kind << 16
  *    12 rank     i32  sender's rank in the communicator
  *    16 cid      u32  context id
- *    20 seq      u32  sequence number (per sender → receiver)
+ *    20 seq      u32  sequence number (per sender → receiver); in a credit: messages seen
  *    24 sid      u32  sender's request id (echoed by acknowledgements)
- *    28 rid      u32  receiver's request id (in clear-to-send and rendezvous bodies)
+ *    28 rid      u32  receiver's request id (in clear-to-send and rendezvous bodies), or the
+ *                     credit an eager message uses (0: none)
  *
  * Shared by tcp, crtcp and later transports so that all speak the same framing.
  */
@@ -42,6 +43,12 @@ export const EnvFlag = {
   CANCEL: 1 << 5,
   /** With CANCEL, receiver → sender: cancelled. Without: too late, it matched. */
   CANCELLED: 1 << 6,
+  /**
+   * Receiver → sender, a credit: a receive for (`cid`, `tag`) of up to `length` bytes is posted
+   * and no message of the sender's first `seq` can have matched it; `rid` names the credit. The
+   * sender may send its next message eagerly whatever its length. With CANCEL: credit withdrawn.
+   */
+  READY: 1 << 7,
 } as const;
 
 export const KIND_SHIFT = 16;

@@ -28,6 +28,11 @@ export const CONFORMANCE_CASES = [
     minRanks: 2,
     about: 'cancel receives and unmatched sends (eager synchronous, rendezvous, self)',
   },
+  {
+    name: 'preposted',
+    minRanks: 2,
+    about: 'long receives posted first: wildcards, cancelled, a smaller one ahead of a larger one',
+  },
   { name: 'persistent', minRanks: 2, about: 'persistent requests restarted many times, startall' },
   { name: 'self', minRanks: 1, about: 'send to self in every mode, COMM_SELF' },
   { name: 'sizes', minRanks: 2, about: '0-byte and 16 MB messages' },

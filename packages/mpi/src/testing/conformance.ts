@@ -548,6 +548,78 @@ async function caseCancel(ctx: Ctx): Promise<void> {
   pr.free();
 }
 
+/**
+ * Long receives posted before their message is sent (a transport may tell the sender, as the tcp
+ * rpi does with credits): matching must not change. A wildcard receive next to a named one, a
+ * posted receive cancelled before and while its message is sent, and a smaller receive posted
+ * ahead of a larger one with the same tag (the first message truncates in the smaller).
+ */
+async function casePreposted(ctx: Ctx): Promise<void> {
+  const { world: c } = ctx;
+  const pair = partner(ctx);
+  if (!pair) return;
+  const n = 20_000; // 160 KB: above the default eager limit
+  if (pair.sender) {
+    equal(await c.recv(pair.peer, 60), 'posted', 'two long receives posted');
+    await c.send(pattern(n, 7), pair.peer, 7);
+    await c.send(pattern(n, 5), pair.peer, 5);
+    equal(await c.recv(pair.peer, 61), 'posted', 'a receive about to be cancelled');
+    await c.send(pattern(n, 9), pair.peer, 9);
+    equal(await c.recv(pair.peer, 62), 'cancelled', 'a posted receive cancelled');
+    await c.send(pattern(n, 10), pair.peer, 10);
+    equal(await c.recv(pair.peer, 63), 'posted', 'a small and a large receive posted');
+    await c.send(pattern(n, 11), pair.peer, 11);
+    await c.send(pattern(n, 12), pair.peer, 11);
+    return;
+  }
+  const named = new Float64Array(n);
+  const wild = new Float64Array(n);
+  const rNamed = c.irecv(named, pair.peer, 5);
+  const rWild = c.irecv(wild, pair.peer, ANY_TAG);
+  await c.send('posted', pair.peer, 60);
+  equal((await within(rWild.wait(), 'the ANY_TAG receive')).tag, 7, 'ANY_TAG took tag 7');
+  checkPattern(wild, n, 7, 'the message taken by ANY_TAG');
+  equal((await within(rNamed.wait(), 'the tag 5 receive')).tag, 5, 'tag 5 took tag 5');
+  checkPattern(named, n, 5, 'the message taken by tag 5');
+
+  // Cancelled while the message may be on its way: it lands in the receive or in the next one.
+  const racing = new Float64Array(n);
+  const rRacing = c.irecv(racing, pair.peer, 9);
+  await c.send('posted', pair.peer, 61);
+  rRacing.cancel();
+  if ((await within(rRacing.wait(), 'the racing cancelled receive')).cancelled) {
+    await c.recv(racing, pair.peer, 9);
+  }
+  checkPattern(racing, n, 9, 'the message whose first receive was cancelled');
+
+  // Cancelled before the message is sent: the message waits for the next receive.
+  const rGone = c.irecv(new Float64Array(n), pair.peer, 10);
+  rGone.cancel();
+  check((await within(rGone.wait(), 'the cancelled receive')).cancelled, 'receive cancelled');
+  await c.send('cancelled', pair.peer, 62);
+  equal((await within(c.probe(pair.peer, 10), 'probe of tag 10')).tag, 10, 'tag 10 arrived');
+  const late = new Float64Array(n);
+  await c.recv(late, pair.peer, 10);
+  checkPattern(late, n, 10, 'the message after a cancelled receive');
+
+  // The earliest posted receive matches, even when a later one is the larger.
+  const small = new Float64Array(n / 2);
+  const large = new Float64Array(n);
+  const before = c.errhandler;
+  c.errhandler = ERRORS_RETURN;
+  try {
+    const rSmall = c.irecv(small, pair.peer, 11);
+    const rLarge = c.irecv(large, pair.peer, 11);
+    await c.send('posted', pair.peer, 63);
+    await expectError(() => rSmall.wait(), ErrorClass.ERR_TRUNCATE, 'the smaller receive first');
+    checkPattern(small, n / 2, 11, 'the part that fits the smaller receive');
+    await within(rLarge.wait(), 'the larger receive');
+    checkPattern(large, n, 12, 'the second message, in the larger receive');
+  } finally {
+    c.errhandler = before;
+  }
+}
+
 async function casePersistent(ctx: Ctx): Promise<void> {
   const { world: c } = ctx;
   const pair = partner(ctx);
@@ -1097,6 +1169,7 @@ const CASES: Record<string, (ctx: Ctx) => Promise<void>> = {
   wildcards: caseWildcards,
   probe: caseProbe,
   cancel: caseCancel,
+  preposted: casePreposted,
   persistent: casePersistent,
   self: caseSelf,
   sizes: caseSizes,

@@ -1,0 +1,91 @@
+import { ANY_TAG } from '@ssi/mpi';
+
+/** A credit the peer gave us: it has a receive posted for (`cid`, `tag`) of up to `capacity` bytes. */
+interface HeldCredit {
+  id: number;
+  cid: number;
+  tag: number;
+  capacity: number;
+}
+
+/**
+ * Receiver-initiated rendezvous, the bookkeeping of one connection. A receive longer than the
+ * eager limit, posted for this peer before its message arrived, is announced to the peer with a
+ * credit; a long message that finds a credit goes out at once as an eager message, straight into
+ * the posted buffer, instead of asking first (request to send, clear to send: two more trips).
+ *
+ * Both sides count the message envelopes (eager and request to send) of the direction sender →
+ * receiver. A credit carries the receiver's count at the time it posted the receive, so the
+ * sender can tell that none of its messages can have matched that receive: the credit is good
+ * only while the sender's own count still equals it, that is, until the sender sends any
+ * message. The one way a credited message can still arrive unexpected is a receive cancelled
+ * while its withdrawal was on the way; it is then buffered like any eager message, so credits
+ * change how fast a message travels, never which receive it matches.
+ */
+export class PeerCredits {
+  /** Message envelopes written to the peer (mod 2^32). */
+  sent = 0;
+  /** Message envelopes read from the peer (mod 2^32). */
+  received = 0;
+  /** Receives posted here that hold a credit the peer may still use. */
+  granted = 0;
+  private lastId = 0;
+  /** Credits from the peer, all good while `sent` does not move. */
+  private readonly held: HeldCredit[] = [];
+
+  /** A new credit id for a receive posted now (never 0: 0 means "no credit" on the wire). */
+  grant(): number {
+    this.granted++;
+    this.lastId = this.lastId === 0xffffffff ? 1 : this.lastId + 1;
+    return this.lastId;
+  }
+
+  /** A receive holding a credit matched a message, was cancelled or went away. */
+  settle(): void {
+    this.granted--;
+  }
+
+  /** The peer sent a credit; it is kept only if no message of ours has crossed it. */
+  hold(id: number, cid: number, tag: number, capacity: number, seen: number): void {
+    if (seen === this.sent) this.held.push({ id, cid, tag, capacity });
+  }
+
+  /** The peer withdrew credit `id` (its receive was cancelled). */
+  withdraw(id: number): void {
+    const i = this.held.findIndex((c) => c.id === id);
+    if (i >= 0) this.held.splice(i, 1);
+  }
+
+  /** Counts an eager message about to be written: it voids the credits held. */
+  noteSent(): void {
+    this.sent = (this.sent + 1) >>> 0;
+    if (this.held.length > 0) this.held.length = 0;
+  }
+
+  /**
+   * Counts a long message about to be written and returns the credit it may use instead of a
+   * request to send (0: none).
+   */
+  takeFor(cid: number, tag: number, length: number): number {
+    let id = 0;
+    for (const c of this.held) {
+      if (c.cid === cid && c.capacity >= length && (c.tag === ANY_TAG ? tag >= 0 : c.tag === tag)) {
+        id = c.id;
+        break;
+      }
+    }
+    this.noteSent();
+    return id;
+  }
+
+  /** Counts a message envelope read from the peer (what a credit granted after it carries). */
+  countReceived(): void {
+    this.received = (this.received + 1) >>> 0;
+  }
+
+  /** Forgets everything (the connection is gone). */
+  clear(): void {
+    this.held.length = 0;
+    this.granted = 0;
+  }
+}
