@@ -10,6 +10,9 @@
  * (round trip / 2), after an unrecorded warm-up pass of a quarter of the iterations. Before the
  * first size, 4000 unrecorded round trips of 8 bytes warm up the connection, as in the Node drivers.
  *
+ * SSI_BENCH_PREPOST=1: each receive is posted (MPI_Irecv) before the send it answers, as in
+ * programs/pingpong-mpi.mjs.
+ *
  * SSI_BENCH_CPUS="A,B": rank 0 pins itself to CPU A and rank 1 to CPU B before MPI_Init (so that
  * every thread it starts inherits the mask), as the Node drivers do; run it with --bind-to none.
  */
@@ -73,6 +76,9 @@ int main(int argc, char **argv) {
   }
   unsigned char *sbuf = malloc((size_t)max);
   unsigned char *rbuf = malloc((size_t)max);
+  const char *pp = getenv("SSI_BENCH_PREPOST");
+  int prepost = pp != NULL && strcmp(pp, "1") == 0;
+  unsigned char *rbuf2 = malloc(prepost ? (size_t)max : 1);
   double *samples = calloc((size_t)reps + 1, sizeof(double));
   for (long i = 0; i < max; i++) sbuf[i] = (unsigned char)((i * 7 + 1) & 0xff);
   memset(rbuf, 0, (size_t)max);
@@ -96,13 +102,30 @@ int main(int argc, char **argv) {
         if (n > 0) rbuf[0] = rbuf[n - 1] = 0;
         double t0 = now_ns();
         for (long i = 0; i < it; i++) {
-          MPI_Send(sbuf, n, MPI_BYTE, peer, 0, MPI_COMM_WORLD);
-          MPI_Recv(rbuf, n, MPI_BYTE, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+          if (prepost) {
+            MPI_Request reply;
+            MPI_Irecv(rbuf, n, MPI_BYTE, peer, 0, MPI_COMM_WORLD, &reply);
+            MPI_Send(sbuf, n, MPI_BYTE, peer, 0, MPI_COMM_WORLD);
+            MPI_Wait(&reply, MPI_STATUS_IGNORE);
+          } else {
+            MPI_Send(sbuf, n, MPI_BYTE, peer, 0, MPI_COMM_WORLD);
+            MPI_Recv(rbuf, n, MPI_BYTE, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+          }
         }
         samples[r] = (now_ns() - t0) / (double)it / 2.0;
         if (n > 0 && (rbuf[0] != sbuf[0] || rbuf[n - 1] != sbuf[n - 1])) {
           fprintf(stderr, "pingpong: size %d: the echo does not match what was sent\n", n);
           MPI_Abort(MPI_COMM_WORLD, 3);
+        }
+      } else if (prepost) {
+        /* the receive of the next round goes into the other buffer before this one is echoed */
+        unsigned char *bufs[2] = {rbuf, rbuf2};
+        MPI_Request next;
+        MPI_Irecv(bufs[0], n, MPI_BYTE, peer, 0, MPI_COMM_WORLD, &next);
+        for (long i = 0; i < it; i++) {
+          MPI_Wait(&next, MPI_STATUS_IGNORE);
+          if (i + 1 < it) MPI_Irecv(bufs[(i + 1) % 2], n, MPI_BYTE, peer, 0, MPI_COMM_WORLD, &next);
+          MPI_Send(bufs[i % 2], n, MPI_BYTE, peer, 0, MPI_COMM_WORLD);
         }
       } else {
         for (long i = 0; i < it; i++) {
@@ -120,6 +143,7 @@ int main(int argc, char **argv) {
   }
   free(sbuf);
   free(rbuf);
+  free(rbuf2);
   free(samples);
   free(sizes);
   free(iters);

@@ -21,7 +21,8 @@
 //
 // @ssi/mpi is imported from SSI_BENCH_MPI_URL when set (the benchmark sets it: tools/bench does
 // not depend on @ssi/mpi), else as the bare package name. SSI_BENCH_CPUS="A,B": rank 0 pins itself
-// to CPU A, rank 1 to CPU B (taskset, every thread), right after MPI.init.
+// to CPU A, rank 1 to CPU B (taskset, every thread), right after MPI.init. SSI_BENCH_PREPOST=1:
+// receives are posted before the sends they answer (see rpiRounds).
 import { connectPing, listenEcho, pin } from './framed.mjs';
 
 const { MPI } = await import(process.env.SSI_BENCH_MPI_URL || '@ssi/mpi');
@@ -44,9 +45,16 @@ pin(rank);
 const peer = 1 - rank;
 const sbuf = new Uint8Array(maxSize);
 const rbuf = new Uint8Array(maxSize);
+const prepost = process.env.SSI_BENCH_PREPOST === '1';
+const rbuf2 = new Uint8Array(prepost ? maxSize : 0);
 for (let i = 0; i < maxSize; i++) sbuf[i] = (i * 7 + 1) & 0xff;
 
-/** `n` round trips of `size` bytes over the tcp rpi; rank 0 returns the one-way time in ns. */
+/**
+ * `n` round trips of `size` bytes over the tcp rpi; rank 0 returns the one-way time in ns. With
+ * SSI_BENCH_PREPOST=1 each receive is posted before the send it answers (NetPIPE's asynchronous
+ * receive mode): rank 0 posts its receive, then sends; rank 1 posts the receive for the next round
+ * (into its other buffer) before it echoes.
+ */
 async function rpiRounds(size, n) {
   const buf = sbuf.subarray(0, size);
   const into = rbuf.subarray(0, size);
@@ -54,13 +62,29 @@ async function rpiRounds(size, n) {
     if (size > 0) rbuf[0] = rbuf[size - 1] = 0;
     const t0 = process.hrtime.bigint();
     for (let i = 0; i < n; i++) {
-      await world.send(buf, peer, 0);
-      await world.recv(into, peer, 0);
+      if (prepost) {
+        const reply = world.irecv(into, peer, 0);
+        await world.send(buf, peer, 0);
+        await reply.wait();
+      } else {
+        await world.send(buf, peer, 0);
+        await world.recv(into, peer, 0);
+      }
     }
     const ns = Number(process.hrtime.bigint() - t0) / n / 2;
     if (size > 0 && (rbuf[0] !== sbuf[0] || rbuf[size - 1] !== sbuf[size - 1]))
       throw new Error(`size ${size}: the echo does not match what was sent`);
     return ns;
+  }
+  if (prepost) {
+    const bufs = [into, rbuf2.subarray(0, size)];
+    let next = world.irecv(bufs[0], peer, 0);
+    for (let i = 0; i < n; i++) {
+      await next.wait();
+      if (i + 1 < n) next = world.irecv(bufs[(i + 1) % 2], peer, 0);
+      await world.send(bufs[i % 2], peer, 0);
+    }
+    return 0;
   }
   for (let i = 0; i < n; i++) {
     await world.recv(into, peer, 0);

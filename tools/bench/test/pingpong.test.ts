@@ -31,6 +31,9 @@ describe('pingpong benchmark: plan, driver output, tables, targets', () => {
     expect(p.columns).toEqual(['tcp', 'raw', 'ompi', 'paired']);
     expect([p.blocks, p.blockIters]).toEqual([10, 200]);
     expect(p.latSizes).toEqual([0, 8, 64, KiB]);
+    expect(p.pairedSizes).toEqual([0, 8, 64, KiB, 256 * KiB]);
+    expect(p.prepost).toBe(false);
+    expect(planPingPong(['--prepost']).prepost).toBe(true);
     expect(p.bwSizes).toEqual([
       KiB,
       4 * KiB,
@@ -61,7 +64,11 @@ describe('pingpong benchmark: plan, driver output, tables, targets', () => {
   });
 
   it('paired mode: arguments, output checked against the plan, ratios taken pair by pair', () => {
-    const plan = planPingPong(['--lat-sizes', '0,8', '--blocks', '2', '--block-iters', '50']);
+    const plan = planPingPong(['--paired-sizes', '0,8', '--blocks', '2', '--block-iters', '50']);
+    expect(() => planPingPong(['--paired-sizes', '0,100'])).toThrow(
+      /--paired-sizes: 100 is not one of the latency or bandwidth sizes/,
+    );
+    expect(planPingPong(['--lat-sizes', '8', '--bw-sizes', '1m']).pairedSizes).toEqual([8]);
     expect(pairedArgs(plan)).toEqual(['paired', '2', '50', '0', '8']);
     const line = (size: number, rpiNs: number[], rawNs = [1000, 1000], blockIters = 50) =>
       `PAIRED ${JSON.stringify({ size, blockIters, rpiNs, rawNs })}`;
@@ -155,6 +162,7 @@ describe('pingpong benchmark: plan, driver output, tables, targets', () => {
     expect(flags).not.toContain('mpi_yield_when_idle');
     expect(ompiFlags([1, 1]).join(' ')).toContain('--mca mpi_yield_when_idle 1');
     expect(ompiFlags(null)).not.toContain('-x');
+    expect(ompiFlags(null, true).join(' ')).toContain('-x SSI_BENCH_PREPOST');
   });
 
   it('placement: CPU lists, the default pair, --cpus checked against the allowed CPUs', () => {
@@ -229,7 +237,20 @@ describe('pingpong benchmark: plan, driver output, tables, targets', () => {
       'paired raw',
       'paired tcp/raw',
     ]);
-    expect(bandwidthColumns(['tcp', 'paired']).map((c) => c.title)).toEqual(['size', 'tcp rpi']);
+    expect(bandwidthColumns(['tcp', 'paired']).map((c) => c.title)).toEqual([
+      'size',
+      'tcp rpi',
+      'paired tcp',
+      'paired raw',
+      'paired tcp/raw %',
+    ]);
+    // and bandwidth too: 100 / the median of (rpi block / raw block)
+    rows[1]!.paired = pairedStat([250_000, 200_000, 220_000], [200_000, 200_000, 200_000]);
+    expect(checkTargets(rows)[1]).toEqual({
+      target: 'bandwidth at 256 KiB >= 90% of raw',
+      measured: '90.9 % (paired)',
+      met: true,
+    });
   });
 });
 
@@ -280,24 +301,33 @@ describe('pingpong benchmark: the raw socket driver', () => {
 describe('pingpong benchmark: the paired mode of the MPI driver', () => {
   afterEach(() => killChildren());
 
-  it('runs 2 ranks that alternate rpi and raw socket blocks, echoes checked, sizes up to rendezvous', async () => {
-    // 100000 B: rendezvous on the rpi, a direct read into the body on the raw socket
-    const plan = planPingPong([
-      '--lat-sizes',
-      '0,8,100000',
-      '--blocks',
-      '3',
-      '--block-iters',
-      '5',
-      '--only',
-      'paired',
-    ]);
-    const { run } = await ssiRunner(benchRoot(), 'pingpong-mpi.mjs', { rpi: 'tcp' });
-    const got = parsePairedOutput(await run(2, pairedArgs(plan), 60_000), plan);
-    expect(got.map((x) => [x.size, x.rpiNs.length, x.rawNs.length])).toEqual([
-      [0, 3, 3],
-      [8, 3, 3],
-      [100000, 3, 3],
-    ]);
-  }, 90_000);
+  it.each([
+    ['send then receive', {}],
+    ['receives posted first', { SSI_BENCH_PREPOST: '1' }],
+  ])(
+    'runs 2 ranks that alternate rpi and raw socket blocks (%s), echoes checked, sizes up to rendezvous',
+    async (_how, env) => {
+      // 100000 B: rendezvous on the rpi, a direct read into the body on the raw socket
+      const plan = planPingPong([
+        '--lat-sizes',
+        '0,8,100000',
+        '--paired-sizes',
+        '0,8,100000',
+        '--blocks',
+        '3',
+        '--block-iters',
+        '5',
+        '--only',
+        'paired',
+      ]);
+      const { run } = await ssiRunner(benchRoot(), 'pingpong-mpi.mjs', { rpi: 'tcp' }, env);
+      const got = parsePairedOutput(await run(2, pairedArgs(plan), 60_000), plan);
+      expect(got.map((x) => [x.size, x.rpiNs.length, x.rawNs.length])).toEqual([
+        [0, 3, 3],
+        [8, 3, 3],
+        [100000, 3, 3],
+      ]);
+    },
+    90_000,
+  );
 });
