@@ -9,9 +9,9 @@ set -euo pipefail
 
 PACKAGES=(
   openssh-server # tools/testbed: one sshd per test host on 127.0.0.N (the system sshd is kept off)
-  g++            # packages/shm: node-gyp compiles the shared-memory addon from source at install
-  make           # packages/shm: node-gyp
-  python3        # packages/shm: node-gyp
+  g++            # packages/shm, packages/sockopt: node-gyp compiles their addons from source at install
+  make           # packages/shm, packages/sockopt: node-gyp
+  python3        # packages/shm, packages/sockopt: node-gyp
   slurm-wlm      # tools/slurm-cluster, plugins/boot-slurm: a private one-node Slurm cluster for real batch-job tests
   munge          # tools/slurm-cluster: Slurm's authentication (the fixture runs its own munged on a private socket)
   openmpi-bin    # tools/bench pingpong: the Open MPI column (Open MPI's mpirun, TCP BTL over loopback)

@@ -1,56 +1,15 @@
 #!/usr/bin/env node
-// Compile the native addon with node-gyp (no prebuilt binary is ever downloaded).
-// Used by both the `install` lifecycle script and `build`, so `pnpm install` and `turbo run build`
-// each leave build/Release/ssi_shm.node in place.
-//
-// node-gyp is taken from, in order: $npm_config_node_gyp, the node-gyp bundled with the running
-// package manager (pnpm and npm both ship one), `node-gyp` on PATH. Node's headers: when the
-// running node sits next to an include/node directory (e.g. /usr/bin/node -> /usr/include/node)
-// that directory is passed as --nodedir, so nothing is fetched from the network.
-import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+// Compiles the native addon (see @ssi/core's scripts/build-native.mjs). Used by both the `install`
+// lifecycle script and `build`, so `pnpm install` and `turbo run build` each leave
+// build/Release/ssi_shm.node in place. Without it @ssi/shm cannot work: a failure is fatal.
+import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { buildNativeAddon } from '@ssi/core/build-native';
 
-const pkgDir = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const args = process.argv.slice(2);
-const mode = args.includes('--if-missing') ? 'if-missing' : 'rebuild';
-const addon = join(pkgDir, 'build', 'Release', 'ssi_shm.node');
-
-if (mode === 'if-missing' && existsSync(addon)) process.exit(0);
-
-function findNodeGyp() {
-  const candidates = [];
-  if (process.env.npm_config_node_gyp) candidates.push(process.env.npm_config_node_gyp);
-  const execPath = process.env.npm_execpath; // pnpm.cjs or npm-cli.js of the running manager
-  if (execPath) {
-    const d = dirname(execPath);
-    candidates.push(join(d, 'node_modules', 'node-gyp', 'bin', 'node-gyp.js'));
-    candidates.push(join(d, '..', 'node_modules', 'node-gyp', 'bin', 'node-gyp.js'));
-  }
-  const prefix = resolve(dirname(process.execPath), '..');
-  for (const mgr of ['pnpm/dist', 'npm']) {
-    candidates.push(
-      join(prefix, 'lib', 'node_modules', mgr, 'node_modules', 'node-gyp', 'bin', 'node-gyp.js'),
-    );
-  }
-  for (const c of candidates) if (c.endsWith('.js') && existsSync(c)) return [process.execPath, c];
-  return ['node-gyp'];
-}
-
-const nodeGyp = findNodeGyp();
-const gypArgs = ['rebuild'];
-const headers = resolve(dirname(process.execPath), '..', 'include', 'node', 'node_api.h');
-if (!process.env.npm_config_nodedir && existsSync(headers)) {
-  gypArgs.push(`--nodedir=${resolve(dirname(process.execPath), '..')}`);
-}
-const [cmd, ...pre] = nodeGyp;
-const r = spawnSync(cmd, [...pre, ...gypArgs], { cwd: pkgDir, stdio: 'inherit' });
-if (r.status !== 0) {
-  console.error(
-    `@ssi/shm: building the native addon failed (${cmd} ${[...pre, ...gypArgs].join(' ')}).\n` +
-      'It needs a C++ compiler (g++), make and python3, plus Node headers ' +
-      '(include/node next to the node binary, or --nodedir / npm_config_nodedir).',
-  );
-  process.exit(r.status ?? 1);
-}
+const built = buildNativeAddon({
+  pkgDir: resolve(dirname(fileURLToPath(import.meta.url)), '..'),
+  packageName: '@ssi/shm',
+  addon: 'ssi_shm',
+  argv: process.argv.slice(2),
+});
+if (!built) process.exit(1);

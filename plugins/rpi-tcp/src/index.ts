@@ -2,6 +2,7 @@ import type { ParamSpec } from '@ssi/core';
 import { defineModule } from '@ssi/core';
 import type { RpiModule } from '@ssi/mpi';
 import { RPI_API_VERSION, THREAD_MULTIPLE, THREAD_SINGLE } from '@ssi/mpi';
+import { bufferSize, socketTuner } from './socket-buffers';
 import { TcpRpi } from './tcp-rpi';
 
 /** The module's parameters (`rpi_tcp_<name>`), with defaults and help as `laminfo` shows them. */
@@ -21,10 +22,20 @@ export const params = {
     default: 16384,
     help: 'Payloads up to this many bytes are copied next to their envelope and sent in one write (the send completes at once)',
   },
-  rcvbuf: {
+  read_buffer: {
     type: 'int',
     default: 262144,
-    help: 'Bytes of the read buffer envelopes and eager payloads are read into (large bodies are read straight into the receive buffer)',
+    help: 'Bytes of the read buffer envelopes and eager payloads are read into while messages come in bursts (large bodies are read straight into the receive buffer)',
+  },
+  sndbuf: {
+    type: 'int',
+    default: 0,
+    help: 'Kernel send buffer of every socket (SO_SNDBUF) in bytes; 0: the kernel autotunes it. Needs the native addon of @ssi/sockopt',
+  },
+  rcvbuf: {
+    type: 'int',
+    default: 0,
+    help: 'Kernel receive buffer of every socket (SO_RCVBUF) in bytes; 0: the kernel autotunes it. Needs the native addon of @ssi/sockopt',
   },
   direct_min: {
     type: 'int',
@@ -70,14 +81,18 @@ const tcp: RpiModule = defineModule({
   async init(procs, _limits, host) {
     const p = (name: keyof typeof params) => host.params.get(`rpi_tcp_${name}`);
     const short = Math.max(0, Number(p('short')));
+    const sndbuf = bufferSize('rpi_tcp_sndbuf', p('sndbuf'));
+    const rcvbuf = bufferSize('rpi_tcp_rcvbuf', p('rcvbuf'));
     const rpi = new TcpRpi(host, {
       short,
       copyLimit: Math.min(short, Math.max(0, Number(p('copy_limit')))),
-      readBuffer: Math.max(4096, Number(p('rcvbuf'))),
+      readBuffer: Math.max(4096, Number(p('read_buffer'))),
       smallRead: 4096,
       directMin: Math.max(1, Number(p('direct_min'))),
       noDelay: Boolean(p('nodelay')),
       credits: Boolean(p('credits')),
+      socketBuffers: { sndbuf, rcvbuf },
+      tuneSocket: await socketTuner(sndbuf, rcvbuf),
       address: String(p('address')),
       connectTimeout: Math.max(1, Number(p('connect_timeout'))),
     });

@@ -20,6 +20,8 @@ import {
 import type { ConnectionOwner, ReadStats } from './connection';
 import { Connection } from './connection';
 import type { Hello } from './handshake';
+import type { KernelBuffers, SocketTuner } from './socket-buffers';
+import { cappedBuffers } from './socket-buffers';
 
 /** Settings of one tcp module instance, from its parameters. */
 export interface TcpSettings {
@@ -36,6 +38,9 @@ export interface TcpSettings {
   noDelay: boolean;
   /** Announce posted long receives to their sender (receiver-initiated rendezvous). */
   credits: boolean;
+  /** Kernel buffer sizes asked for (0: the kernel's autotuning), and what sets them. */
+  socketBuffers: KernelBuffers;
+  tuneSocket: SocketTuner | null;
   /** Address to listen on; empty: the node address from the runtime. */
   address: string;
   connectTimeout: number;
@@ -75,6 +80,7 @@ export class TcpRpi implements RpiActions, ConnectionOwner {
   private readonly bodies = new Map<number, RpiRequest>();
   private server: net.Server | null = null;
   private finalizing = false;
+  private warnedCapped = false;
   private readonly waitingAccept = new Map<
     number,
     { proc: Proc; resolve: (c: Connection) => void }
@@ -201,11 +207,34 @@ export class TcpRpi implements RpiActions, ConnectionOwner {
 
   established(conn: Connection): void {
     const proc = conn.proc!;
+    this.tuneSocket(conn);
     const w = this.waitingAccept.get(proc.gps.grank);
     if (w) {
       this.waitingAccept.delete(proc.gps.grank);
       this.conns.set(proc, conn);
       w.resolve(conn);
+    }
+  }
+
+  /** Sets the socket's kernel buffers (rpi_tcp_sndbuf / rpi_tcp_rcvbuf), if asked to. */
+  private tuneSocket(conn: Connection): void {
+    const tune = this.settings.tuneSocket;
+    if (tune === null) return;
+    const peer = conn.proc!.describe();
+    try {
+      const got = tune(conn.socket);
+      this.host.verbose(
+        10,
+        `tcp: socket to ${peer}: kernel buffers send ${got.sndbuf}, receive ${got.rcvbuf} bytes`,
+      );
+      const cut = cappedBuffers(this.settings.socketBuffers, got);
+      if (cut !== null && !this.warnedCapped) {
+        this.warnedCapped = true;
+        process.emitWarning(cut, 'SsiWarning');
+      }
+    } catch (err) {
+      // The socket went away meanwhile: its close is reported as usual.
+      this.host.verbose(10, `tcp: socket to ${peer}: buffers not set: ${(err as Error).message}`);
     }
   }
 

@@ -196,3 +196,48 @@ describe('tcp rpi: receiver-initiated rendezvous (credits)', () => {
     expect(r.ok, explain(r)).toBe(true);
   });
 });
+
+describe('tcp rpi: kernel socket buffers (rpi_tcp_sndbuf, rpi_tcp_rcvbuf)', () => {
+  it('sets SO_SNDBUF / SO_RCVBUF of every socket; messages of every size still pass', async () => {
+    const r = await launchJob({
+      np: 3,
+      program: conformanceProgram,
+      args: ['modes', 'preposted', 'sizes'],
+      ssi: { rpi: 'tcp', rpi_verbose: 10, rpi_tcp_sndbuf: 131072, rpi_tcp_rcvbuf: 262144 },
+      timeoutMs: 120_000,
+    });
+    expect(r.ok, explain(r)).toBe(true);
+    const lines = [...r.output.matchAll(/kernel buffers send (\d+), receive (\d+) bytes/g)].map(
+      (m) => [Number(m[1]), Number(m[2])],
+    );
+    // 3 ranks: 3 sockets, tuned at both ends; Linux reports twice what was set
+    expect(lines).toEqual(new Array(6).fill([2 * 131072, 2 * 262144]));
+  });
+
+  it('a size beyond the kernel limit is cut, and the job says so and how to raise it', async () => {
+    const r = await launchJob({
+      np: 2,
+      program: conformanceProgram,
+      args: ['env'],
+      ssi: { rpi: 'tcp', rpi_tcp_sndbuf: 1 << 30 },
+      timeoutMs: 60_000,
+    });
+    expect(r.ok, explain(r)).toBe(true);
+    expect(r.output).toMatch(/the kernel cut the socket buffers \(send 1073741824 → \d+ bytes\)/);
+    expect(r.output).toContain('net.core.wmem_max');
+  });
+
+  it('a bad size fails MPI.init with the parameter, the value and what is expected', async () => {
+    const r = await launchJob({
+      np: 2,
+      program: conformanceProgram,
+      args: ['env'],
+      ssi: { rpi: 'tcp', rpi_tcp_rcvbuf: '-5' },
+      timeoutMs: 60_000,
+    });
+    expect(r.ok).toBe(false);
+    expect(r.output).toContain(
+      'rpi_tcp_rcvbuf must be 0 (the kernel\'s autotuning) or a size in bytes up to 2147483647, got "-5"',
+    );
+  });
+});

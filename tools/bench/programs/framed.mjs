@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import net from 'node:net';
 
 const ENVELOPE_BYTES = 32; // ENVELOPE_BYTES of @ssi/mpi (packages/mpi/src/rpi/envelope.ts)
-const STAGING_BYTES = 256 * 1024; // rpi_tcp_rcvbuf default
+const STAGING_BYTES = 256 * 1024; // rpi_tcp_read_buffer default
 const DIRECT_MIN = 16 * 1024; // rpi_tcp_direct_min default
 const COPY_LIMIT = 16 * 1024; // rpi_tcp_copy_limit default
 

@@ -1,0 +1,2 @@
+export type { BufferSizes } from './buffer-sizes';
+export { getBufferSizes, setBufferSizes, socketFd, sockoptAvailable } from './buffer-sizes';
