@@ -42,7 +42,7 @@ export class PeerCredits {
 
   /** A receive holding a credit matched a message, was cancelled or went away. */
   settle(): void {
-    this.granted--;
+    if (this.granted > 0) this.granted--; // 0 after clear(): the connection is gone
   }
 
   /** The peer sent a credit; it is kept only if no message of ours has crossed it. */
