@@ -65,6 +65,7 @@ export { RemoteProcess } from './client/remote-process';
 export { refuseResize } from './client/resize-guard';
 export type { NodeOutcome } from './client/universe-ops';
 export { cleanUniverse, haltUniverse, shrinkUniverse } from './client/universe-ops';
+export { withDeadline } from './deadline';
 export type { LamFailure } from './errors';
 export { isLamError, LamError } from './errors';
 export { runHbootInForeground } from './hboot/foreground';

@@ -15,6 +15,7 @@ import {
   sessionUser,
   type UniverseNode,
   wipeSession,
+  withDeadline,
 } from '../src/index';
 
 /** A suffix no real universe uses: every session directory of this run carries it. */
@@ -206,20 +207,5 @@ export async function waitFor(
 
 /** A promise that fails with `what` after `ms`. */
 export function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)),
-      ms,
-    );
-    p.then(
-      (v) => {
-        clearTimeout(timer);
-        resolve(v);
-      },
-      (e) => {
-        clearTimeout(timer);
-        reject(e);
-      },
-    );
-  });
+  return withDeadline(p, ms, () => new Error(`timed out after ${ms} ms waiting for ${what}`));
 }

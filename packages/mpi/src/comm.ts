@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { isSsiError, type ParamRegistry } from '@ssi/core';
+import { withDeadline } from '@ssi/lam';
 import { AttributeStore, type Keyval } from './attributes';
 import type { BsendBuffer } from './bsend';
 import * as api from './coll/api';
@@ -27,7 +28,6 @@ import {
 } from './constants';
 import type { BufferLike } from './data';
 import { bytesOf, DataKind, decodeValue, elementSize, encodeValue, kindOf } from './data';
-import { withDeadline } from './deadline';
 import type { Engine } from './engine';
 import { ERRORS_ARE_FATAL, ERRORS_RETURN, type Errhandler } from './errhandler';
 import { ErrorClass, MpiError } from './errors';

@@ -2,6 +2,7 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ParamRegistry, SsiModule, VerboseStream } from '@ssi/core';
 import { checkAgreement, createSsiContext, createVerboseStream, isSsiError } from '@ssi/core';
+import { withDeadline } from '@ssi/lam';
 import { BsendBuffer } from './bsend';
 import { CollFramework } from './coll/framework';
 import type { CommHost } from './comm';
@@ -15,7 +16,6 @@ import {
   THREAD_MULTIPLE,
   THREAD_SINGLE,
 } from './constants';
-import { withDeadline } from './deadline';
 import { Engine } from './engine';
 import { ERRORS_ARE_FATAL } from './errhandler';
 import { ErrorClass, MpiError } from './errors';

@@ -1,5 +1,6 @@
 import { lookup } from 'node:dns/promises';
 import { networkInterfaces } from 'node:os';
+import { withDeadline } from '../deadline';
 import { LamError } from '../errors';
 import { isIpv4 } from '../universe';
 import type { BootNode } from './types';
@@ -32,19 +33,7 @@ export async function resolveAddresses(nodes: BootNode[], timeoutMs: number): Pr
 }
 
 function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no answer for ${what} within ${ms} ms`)), ms);
-    p.then(
-      (v) => {
-        clearTimeout(timer);
-        resolve(v);
-      },
-      (e) => {
-        clearTimeout(timer);
-        reject(e);
-      },
-    );
-  });
+  return withDeadline(p, ms, () => new Error(`no answer for ${what} within ${ms} ms`));
 }
 
 function localAddresses(): Set<string> {

@@ -1,6 +1,5 @@
 import { ParamRegistry } from '@ssi/core';
-import { LamClient, type OobAddress } from '@ssi/lam';
-import { withDeadline } from '../deadline';
+import { LamClient, type OobAddress, withDeadline } from '@ssi/lam';
 import { ErrorClass, MpiError } from '../errors';
 import type { Gps, JobRuntime } from '../job-runtime';
 import { registerMpiParams } from '../params';

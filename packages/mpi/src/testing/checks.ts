@@ -3,7 +3,7 @@
  * the job with a message naming the rank and the check.
  */
 import { isDeepStrictEqual } from 'node:util';
-import { withDeadline } from '../deadline';
+import { withDeadline } from '@ssi/lam';
 import { MpiError } from '../errors';
 
 export class CheckFailed extends Error {}

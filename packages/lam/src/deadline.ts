@@ -1,7 +1,7 @@
 /**
  * `p`, or the error `expired()` makes if `p` has not settled within `ms` milliseconds: every wait
- * of the MPI layer that depends on other processes is bounded by a parameter and fails loudly,
- * naming what it waited for. The timer is cleared as soon as `p` settles.
+ * on other processes (of the run-time environment, the MPI layer, tests) is bounded and fails
+ * loudly, naming what it waited for. The timer is cleared as soon as `p` settles.
  */
 export function withDeadline<T>(p: Promise<T>, ms: number, expired: () => Error): Promise<T> {
   return new Promise<T>((resolve, reject) => {
