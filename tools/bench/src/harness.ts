@@ -45,6 +45,39 @@ export function prefixedJson(line: string, prefix: string): Record<string, unkno
   return v as Record<string, unknown>;
 }
 
+/** A non-empty array of finite positive numbers (the samples of a driver line). */
+export function positiveNumbers(x: unknown): x is number[] {
+  return (
+    Array.isArray(x) &&
+    x.length > 0 &&
+    x.every((n) => typeof n === 'number' && Number.isFinite(n) && n > 0)
+  );
+}
+
+/**
+ * The result lines of a driver's whole output, parsed by `parseLine` (undefined: not a result
+ * line), checked to be exactly `expected` of them and then, one by one with its index, by
+ * `check` (a message: that result does not match the plan).
+ */
+export function resultLines<T>(
+  text: string,
+  parseLine: (line: string) => T | undefined,
+  expected: number,
+  check: (result: T, i: number) => string | undefined,
+): T[] {
+  const out: T[] = [];
+  for (const line of text.split('\n')) {
+    const r = parseLine(line);
+    if (r !== undefined) out.push(r);
+  }
+  if (out.length !== expected) throw new Error(`expected ${expected} results, got ${out.length}`);
+  out.forEach((r, i) => {
+    const problem = check(r, i);
+    if (problem !== undefined) throw new Error(`result ${i}: ${problem}`);
+  });
+  return out;
+}
+
 export async function repeat(
   reps: number,
   once: () => number | Promise<number>,

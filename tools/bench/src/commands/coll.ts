@@ -15,7 +15,9 @@ import {
   formatTable,
   nowNs,
   Options,
+  positiveNumbers,
   prefixedJson,
+  resultLines,
   type Stat,
   stat,
   writeResults,
@@ -240,11 +242,6 @@ const PREFIX = 'COLL ';
 const INFO_PREFIX = 'COLLINFO ';
 const KINDS: readonly string[] = ['barrier', 'bcast', 'allreduce', 'alltoall'];
 
-const positiveNumbers = (x: unknown): x is number[] =>
-  Array.isArray(x) &&
-  x.length > 0 &&
-  x.every((v) => typeof v === 'number' && Number.isFinite(v) && v > 0);
-
 /**
  * Parses one line a driver prints (`COLL {"op":...,"maxNs":[...],...}`); any other line (mpirun's
  * warnings, COLLINFO) gives undefined. A COLL line that is not well formed throws.
@@ -281,22 +278,14 @@ export function parseDriverOutput(
   np: number,
   reps: number,
 ): CollSample[] {
-  const out: CollSample[] = [];
-  for (const line of text.split('\n')) {
-    const s = parseDriverLine(line);
-    if (s) out.push(s);
-  }
-  if (out.length !== points.length)
-    throw new Error(`expected ${points.length} results, got ${out.length}`);
-  out.forEach((s, i) => {
+  return resultLines(text, parseDriverLine, points.length, (s, i) => {
     const p = points[i]!;
     const want = `${p.op.kind}:${p.op.bytes}:${p.iters} on ${np}`;
     const got = `${s.op}:${s.bytes}:${s.iters} on ${s.np}`;
-    if (want !== got) throw new Error(`result ${i}: expected ${want}, got ${got}`);
-    if (s.maxNs.length !== reps)
-      throw new Error(`result ${i}: expected ${reps} samples, got ${s.maxNs.length}`);
+    if (want !== got) return `expected ${want}, got ${got}`;
+    if (s.maxNs.length !== reps) return `expected ${reps} samples, got ${s.maxNs.length}`;
+    return undefined;
   });
-  return out;
 }
 
 /**

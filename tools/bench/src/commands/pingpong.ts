@@ -20,7 +20,9 @@ import {
   formatTable,
   nowNs,
   Options,
+  positiveNumbers,
   prefixedJson,
+  resultLines,
   type Stat,
   stat,
   writeResults,
@@ -287,9 +289,7 @@ export function parseDriverLine(line: string): DriverSample | undefined {
     o.size! >= 0 &&
     Number.isInteger(o.iters) &&
     o.iters! > 0 &&
-    Array.isArray(o.oneWayNs) &&
-    o.oneWayNs.length > 0 &&
-    o.oneWayNs.every((x) => typeof x === 'number' && Number.isFinite(x) && x > 0);
+    positiveNumbers(o.oneWayNs);
   if (!ok) throw new Error(`malformed driver line: ${line.trim()}`);
   return { size: o.size!, iters: o.iters!, oneWayNs: o.oneWayNs! };
 }
@@ -303,21 +303,13 @@ export function parseDriverOutput(
   points: readonly Point[],
   reps: number,
 ): DriverSample[] {
-  const out: DriverSample[] = [];
-  for (const line of text.split('\n')) {
-    const s = parseDriverLine(line);
-    if (s) out.push(s);
-  }
-  if (out.length !== points.length)
-    throw new Error(`expected ${points.length} results, got ${out.length}`);
-  out.forEach((s, i) => {
+  return resultLines(text, parseDriverLine, points.length, (s, i) => {
     const p = points[i]!;
     if (s.size !== p.size || s.iters !== p.iters)
-      throw new Error(`result ${i}: expected ${p.size}:${p.iters}, got ${s.size}:${s.iters}`);
-    if (s.oneWayNs.length !== reps)
-      throw new Error(`result ${i}: expected ${reps} samples, got ${s.oneWayNs.length}`);
+      return `expected ${p.size}:${p.iters}, got ${s.size}:${s.iters}`;
+    if (s.oneWayNs.length !== reps) return `expected ${reps} samples, got ${s.oneWayNs.length}`;
+    return undefined;
   });
-  return out;
 }
 
 /** One line of the paired mode: per block, the one-way ns over the tcp rpi and the raw socket. */
@@ -339,10 +331,7 @@ export function parsePairedOutput(text: string, plan: PingPongPlan): PairedSampl
   for (const line of text.split('\n')) {
     const v = prefixedJson(line, PAIRED_PREFIX) as Partial<PairedSample> | undefined;
     if (v === undefined) continue;
-    const series = (x: unknown) =>
-      Array.isArray(x) &&
-      x.length === plan.blocks &&
-      x.every((n) => typeof n === 'number' && Number.isFinite(n) && n > 0);
+    const series = (x: unknown) => positiveNumbers(x) && x.length === plan.blocks;
     if (
       !Number.isInteger(v.size) ||
       v.blockIters !== plan.blockIters ||
