@@ -216,7 +216,11 @@ export class Connection {
   private nextBuffer(): Uint8Array {
     if (this.rstate === R_BODY && this.target !== null) {
       const left = this.keep - this.bodyOff;
-      if (left >= this.owner.directMin) {
+      // A body that is being read directly stays direct to its tail, however the kernel split
+      // it: only its head and its last bytes are ever copied.
+      const direct =
+        this.directTarget === this.target ? left > BODY_TAIL : left >= this.owner.directMin;
+      if (direct) {
         this.directRead = true;
         this.directTarget = this.target;
         // The last bytes of a body come through the read buffer, with whatever follows them
