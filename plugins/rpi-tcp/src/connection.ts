@@ -87,10 +87,12 @@ export class Connection {
   proc: Proc | null = null;
   /** Rendezvous bodies this side asked for (CTS sent) and not yet received. */
   expectingSecond = 0;
+  /** Receives that answered a request to send (clear to send), by sender request id. */
+  private readonly answeredBySid = new Map<number, number>();
   /** Unexpected synchronous / rendezvous messages from this peer, by sender request id (cancel). */
   readonly unexpectedBySid = new Map<number, UnexpectedMessage>();
   /** Receiver-initiated rendezvous with this peer, both directions. */
-  readonly credits = new PeerCredits();
+  readonly credits = new PeerCredits<RpiRequest>();
   readonly ready: Promise<void>;
   closing = false;
 
@@ -209,6 +211,21 @@ export class Connection {
     this.rejectReady(new Error(reason));
     this.socket.destroy();
     this.owner.closed(this, reason);
+  }
+
+  /** Receive `rid` sent a clear to send for the peer's request `sid`: its body is coming. */
+  answered(sid: number, rid: number): void {
+    this.answeredBySid.set(sid, rid);
+    this.expectingSecond++;
+  }
+
+  /** The body of request `sid` arrived: the receive that answered it, or 0 if none has. */
+  takeAnswered(sid: number): number {
+    const rid = this.answeredBySid.get(sid);
+    if (rid === undefined) return 0;
+    this.answeredBySid.delete(sid);
+    this.expectingSecond--;
+    return rid;
   }
 
   // ---- reading -----------------------------------------------------------------------------

@@ -8,6 +8,22 @@ interface HeldCredit {
   capacity: number;
 }
 
+/** Whether a message of `length` bytes for (`cid`, `tag`) fits a credit's receive. */
+function fits(
+  creditCid: number,
+  creditTag: number,
+  capacity: number,
+  cid: number,
+  tag: number,
+  length: number,
+): boolean {
+  return (
+    creditCid === cid &&
+    capacity >= length &&
+    (creditTag === ANY_TAG ? tag >= 0 : creditTag === tag)
+  );
+}
+
 /**
  * Receiver-initiated rendezvous, the bookkeeping of one connection. A receive longer than the
  * eager limit, posted for this peer before its message arrived, is announced to the peer with a
@@ -21,8 +37,14 @@ interface HeldCredit {
  * message. The one way a credited message can still arrive unexpected is a receive cancelled
  * while its withdrawal was on the way; it is then buffered like any eager message, so credits
  * change how fast a message travels, never which receive it matches.
+ *
+ * A credit that crossed our request to send on the wire (granted when the receiver had seen
+ * everything before that request, and fitting it) lets the body follow the request at once,
+ * without waiting for the clear to send; `Ask` is what the caller needs to send that body. The
+ * request has been matched (or queued) in order by then, so this, too, changes only the timing;
+ * the receiver still answers the request and takes the body whichever way it comes.
  */
-export class PeerCredits {
+export class PeerCredits<Ask = unknown> {
   /** Message envelopes written to the peer (mod 2^32). */
   sent = 0;
   /** Message envelopes read from the peer (mod 2^32). */
@@ -32,6 +54,11 @@ export class PeerCredits {
   private lastId = 0;
   /** Credits from the peer, all good while `sent` does not move. */
   private readonly held: HeldCredit[] = [];
+  /** Our last message, when it was a request to send that no credit has answered yet. */
+  private pendingAsk: Ask | null = null;
+  private askCid = 0;
+  private askTag = 0;
+  private askLength = 0;
 
   /** A new credit id for a receive posted now (never 0: 0 means "no credit" on the wire). */
   grant(): number {
@@ -45,9 +72,21 @@ export class PeerCredits {
     if (this.granted > 0) this.granted--; // 0 after clear(): the connection is gone
   }
 
-  /** The peer sent a credit; it is kept only if no message of ours has crossed it. */
-  hold(id: number, cid: number, tag: number, capacity: number, seen: number): void {
-    if (seen === this.sent) this.held.push({ id, cid, tag, capacity });
+  /**
+   * The peer sent a credit. It is kept if no message of ours has crossed it. If exactly our last
+   * message, a request to send that it fits, crossed it, that request's `Ask` is returned: its
+   * body may go now. Otherwise null.
+   */
+  hold(id: number, cid: number, tag: number, capacity: number, seen: number): Ask | null {
+    if (seen === this.sent) {
+      this.held.push({ id, cid, tag, capacity });
+      return null;
+    }
+    const ask = this.pendingAsk;
+    if (ask === null || seen !== (this.sent - 1) >>> 0) return null;
+    if (!fits(cid, tag, capacity, this.askCid, this.askTag, this.askLength)) return null;
+    this.pendingAsk = null;
+    return ask;
   }
 
   /** The peer withdrew credit `id` (its receive was cancelled). */
@@ -59,22 +98,30 @@ export class PeerCredits {
   /** Counts an eager message about to be written: it voids the credits held. */
   noteSent(): void {
     this.sent = (this.sent + 1) >>> 0;
+    this.pendingAsk = null;
     if (this.held.length > 0) this.held.length = 0;
   }
 
   /**
    * Counts a long message about to be written and returns the credit it may use instead of a
-   * request to send (0: none).
+   * request to send (0: none). With none, the message asks first, and `ask` is what a credit
+   * crossing that request returns (see `hold`).
    */
-  takeFor(cid: number, tag: number, length: number): number {
+  takeFor(cid: number, tag: number, length: number, ask: Ask): number {
     let id = 0;
     for (const c of this.held) {
-      if (c.cid === cid && c.capacity >= length && (c.tag === ANY_TAG ? tag >= 0 : c.tag === tag)) {
+      if (fits(c.cid, c.tag, c.capacity, cid, tag, length)) {
         id = c.id;
         break;
       }
     }
     this.noteSent();
+    if (id === 0) {
+      this.pendingAsk = ask;
+      this.askCid = cid;
+      this.askTag = tag;
+      this.askLength = length;
+    }
     return id;
   }
 
@@ -86,6 +133,7 @@ export class PeerCredits {
   /** Forgets everything (the connection is gone). */
   clear(): void {
     this.held.length = 0;
+    this.pendingAsk = null;
     this.granted = 0;
   }
 }

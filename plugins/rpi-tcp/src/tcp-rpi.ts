@@ -51,11 +51,13 @@ const S_FLUSHED = 1; // payload handed to the kernel
 const S_ACKED = 2; // receiver acknowledged (synchronous mode)
 const S_NEED_ACK = 4; // synchronous mode: completion needs the acknowledgement
 const S_CANCELING = 8; // a cancel request is on its way to the receiver
+const S_UNASKED = 16; // the body went on a credit that crossed the request to send
 
 /**
  * The tcp rpi: a full mesh of authenticated sockets, eager sends up to `short` bytes, a
  * rendezvous protocol above (request to send → clear to send → body, or, when the receive was
- * posted first, credit → body: see `PeerCredits`), acknowledgements for synchronous mode, and
+ * posted first, credit → body, or request to send → body when the credit crossed the request:
+ * see `PeerCredits`), acknowledgements for synchronous mode, and
  * cancellation of sends the receiver has not matched. Progress is driven entirely by socket
  * events; nothing polls.
  */
@@ -67,8 +69,9 @@ export class TcpRpi implements RpiActions, ConnectionOwner {
   readonly stagingSmall: Buffer;
   readonly directMin: number;
   readonly stats: ReadStats = { direct: 0, copiedPosted: 0, copiedUnexpected: 0 };
-  /** Long messages sent: on a credit, and after a request to send. */
+  /** Long messages sent: on a credit, on a credit that crossed the request, after a clear to send. */
   private creditedSends = 0;
+  private crossedSends = 0;
   private askedSends = 0;
 
   private readonly matcher: Matcher;
@@ -298,7 +301,7 @@ export class TcpRpi implements RpiActions, ConnectionOwner {
     const kindBits = req.kind << KIND_SHIFT;
     const sync = req.type === ReqType.SSEND;
     if (len > this.settings.short) {
-      const credit = conn.credits.takeFor(req.cid, req.tag, len);
+      const credit = conn.credits.takeFor(req.cid, req.tag, len, req);
       if (credit !== 0) {
         this.creditedSends++;
         this.sendEagerTracked(
@@ -309,8 +312,8 @@ export class TcpRpi implements RpiActions, ConnectionOwner {
         );
         return;
       }
-      // Rendezvous: request to send; the body follows the receiver's clear to send.
-      this.askedSends++;
+      // Rendezvous: request to send; the body follows the receiver's clear to send (or a credit
+      // that crossed the request).
       this.sends.set(req.id, req);
       conn.writeSmall(
         len,
@@ -421,10 +424,11 @@ export class TcpRpi implements RpiActions, ConnectionOwner {
     const conn = this.conns.get(proc)!;
     const sid = m.extra as number;
     if (m.flags & (EnvFlag.LONG | EnvFlag.SSEND)) conn.unexpectedBySid.delete(sid);
-    if (m.flags & EnvFlag.LONG) {
+    if (m.flags & EnvFlag.LONG && m.data === null) {
       this.acceptLong(conn, req, m.rank, m.tag, m.length, m.kind, m.seq, sid);
       return;
     }
+    // An eager message, or a request to send whose body came on a crossing credit.
     if (m.flags & EnvFlag.SSEND) {
       conn.writeSmall(0, m.tag, EnvFlag.ACK, this.myRank, m.cid, m.seq, sid, req.id, null);
     }
@@ -459,7 +463,7 @@ export class TcpRpi implements RpiActions, ConnectionOwner {
     if (req.buf === null) req.buf = allocMessage(length);
     req.state = ReqState.ACTIVE;
     this.bodies.set(req.id, req);
-    conn.expectingSecond++;
+    conn.answered(sid, req.id);
     conn.writeSmall(
       length,
       tag,
@@ -515,20 +519,15 @@ export class TcpRpi implements RpiActions, ConnectionOwner {
       return;
     }
     if (proto & EnvFlag.SECOND) {
-      const req = this.bodies.get(rid);
-      conn.expectingSecond--;
-      if (req === undefined) {
-        conn.expectBody(null, 0, length, null, null); // cancelled or failed meanwhile: drop
-        return;
-      }
-      this.bodies.delete(rid);
-      if (length === 0) this.host.complete(req);
-      else conn.expectBody(req.buf, req.stLength, length, req, null);
+      this.onBody(conn, length, sid);
       return;
     }
     if (proto & EnvFlag.READY) {
       if (proto & EnvFlag.CANCEL) conn.credits.withdraw(rid);
-      else if (this.settings.credits) conn.credits.hold(rid, cid, tag, length, seq);
+      else if (this.settings.credits) {
+        const crossed = conn.credits.hold(rid, cid, tag, length, seq);
+        if (crossed !== null) this.sendBodyUnasked(conn, crossed);
+      }
       return;
     }
     if (proto & EnvFlag.CANCEL) {
@@ -539,26 +538,12 @@ export class TcpRpi implements RpiActions, ConnectionOwner {
       const req = this.sends.get(sid);
       if (req === undefined) return;
       if (proto & EnvFlag.LONG) {
-        // Clear to send: the body goes out now, straight from the user's buffer.
-        req.state = ReqState.ACTIVE;
+        // Clear to send: the body goes out now, unless a crossing credit sent it already (the
+        // answer may then come after the request completed: the sequence number tells).
+        if (req.seq !== seq || req.proc !== conn.proc || (req.rpi as number) & S_UNASKED) return;
+        this.askedSends++;
         req.rpi = (req.rpi as number) & ~S_CANCELING;
-        const buf = req.buf!;
-        if (
-          conn.writeTracked(
-            req,
-            buf.byteLength,
-            req.tag,
-            EnvFlag.SECOND | (req.kind << KIND_SHIFT),
-            req.myRank,
-            req.cid,
-            req.seq,
-            req.id,
-            rid,
-            buf,
-          )
-        ) {
-          this.sendFlushed(req);
-        }
+        this.sendBody(conn, req, rid);
         return;
       }
       const bits = (req.rpi as number) | S_ACKED;
@@ -581,6 +566,52 @@ export class TcpRpi implements RpiActions, ConnectionOwner {
       m.extra = sid;
       conn.unexpectedBySid.set(sid, m);
       this.matcher.addUnexpected(m);
+    }
+  }
+
+  /**
+   * A rendezvous body: for the receive that answered its request to send, or, when it came on a
+   * crossing credit before any receive matched the request, for the unexpected message.
+   */
+  private onBody(conn: Connection, length: number, sid: number): void {
+    const rid = conn.takeAnswered(sid);
+    const req = rid === 0 ? undefined : this.bodies.get(rid);
+    if (req !== undefined) {
+      this.bodies.delete(rid);
+      if (length === 0) this.host.complete(req);
+      else conn.expectBody(req.buf, req.stLength, length, req, null);
+      return;
+    }
+    const m = rid === 0 ? conn.unexpectedBySid.get(sid) : undefined;
+    if (m === undefined || m.data !== null) {
+      conn.expectBody(null, 0, length, null, null); // cancelled or failed meanwhile: drop
+      return;
+    }
+    // From now on the message is buffered like an eager one.
+    conn.unexpectedBySid.delete(sid);
+    m.data = allocMessage(length);
+    conn.expectBody(m.data, length, length, null, m);
+  }
+
+  /** A credit crossed our request to send: the body goes now, without waiting to be asked. */
+  private sendBodyUnasked(conn: Connection, req: RpiRequest): void {
+    if (this.sends.get(req.id) !== req || req.proc !== conn.proc) return; // done meanwhile
+    const bits = req.rpi as number;
+    // Synchronous mode completes on the clear to send; a cancel waits for its answer.
+    if (req.state !== ReqState.START || req.type === ReqType.SSEND || bits & S_CANCELING) return;
+    this.crossedSends++;
+    req.rpi = bits | S_UNASKED;
+    this.sendBody(conn, req, 0);
+  }
+
+  /** Writes a rendezvous body straight from the user's buffer. */
+  private sendBody(conn: Connection, req: RpiRequest, rid: number): void {
+    req.state = ReqState.ACTIVE;
+    const buf = req.buf!;
+    const flags = EnvFlag.SECOND | (req.kind << KIND_SHIFT);
+    const { tag, myRank, cid, seq, id } = req;
+    if (conn.writeTracked(req, buf.byteLength, tag, flags, myRank, cid, seq, id, rid, buf)) {
+      this.sendFlushed(req);
     }
   }
 
@@ -694,7 +725,7 @@ export class TcpRpi implements RpiActions, ConnectionOwner {
   fastrecv(req: RpiRequest): boolean {
     if (this.matcher.unexpectedCount === 0) return false;
     const m = this.matcher.findUnexpected(req);
-    if (m === null || !m.complete || m.flags & EnvFlag.LONG) return false;
+    if (m === null || !m.complete) return false; // (a request to send is complete once its body is)
     this.matcher.removeUnexpected(m);
     const conn = this.conns.get(m.proc)!;
     if (m.flags & EnvFlag.SSEND) {
@@ -723,7 +754,8 @@ export class TcpRpi implements RpiActions, ConnectionOwner {
       10,
       `tcp: rank ${this.myRank} body bytes read directly ${s.direct}, copied into posted receives ` +
         `${s.copiedPosted}, into unexpected messages ${s.copiedUnexpected}; long messages sent on a ` +
-        `credit ${this.creditedSends}, after a request to send ${this.askedSends}`,
+        `credit ${this.creditedSends}, on a crossing credit ${this.crossedSends}, after a clear to send ` +
+        `${this.askedSends}`,
     );
     await Promise.all([...this.conns.values()].map((c) => c.close()));
     this.conns.clear();

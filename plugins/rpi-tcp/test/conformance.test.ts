@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import {
   CONFORMANCE_CASES,
   conformanceProgram,
@@ -132,7 +135,7 @@ describe('tcp rpi: large messages into posted receives are not copied', () => {
       expect(r.ok, explain(r)).toBe(true);
       const stats = [
         ...r.output.matchAll(
-          /rank (\d) body bytes read directly (\d+), copied into posted receives (\d+).*on a credit (\d+), after a request to send (\d+)/g,
+          /rank (\d) body bytes read directly (\d+), copied into posted receives (\d+).*on a credit (\d+), on a crossing credit \d+, after a clear to send (\d+)/g,
         ),
       ];
       expect(stats.map((m) => m[1]).sort()).toEqual(['0', '1']);
@@ -149,9 +152,18 @@ describe('tcp rpi: large messages into posted receives are not copied', () => {
 
 describe('tcp rpi: receiver-initiated rendezvous (credits)', () => {
   const creditStats = (output: string) =>
-    [...output.matchAll(/rank (\d) .*on a credit (\d+), after a request to send (\d+)/g)].map(
-      (m) => ({ rank: Number(m[1]), credited: Number(m[2]), asked: Number(m[3]) }),
-    );
+    [
+      ...output.matchAll(
+        /rank (\d) .*on a credit (\d+), on a crossing credit (\d+), after a clear to send (\d+)/g,
+      ),
+    ]
+      .map((m) => ({
+        rank: Number(m[1]),
+        credited: Number(m[2]),
+        crossed: Number(m[3]),
+        asked: Number(m[4]),
+      }))
+      .sort((a, b) => a.rank - b.rank);
 
   it('long messages to receives posted first go out at once, without a request to send', async () => {
     const r = await launchJob({
@@ -161,13 +173,36 @@ describe('tcp rpi: receiver-initiated rendezvous (credits)', () => {
       timeoutMs: 60_000,
     });
     expect(r.ok, explain(r)).toBe(true);
-    const stats = creditStats(r.output).sort((a, b) => a.rank - b.rank);
+    const stats = creditStats(r.output);
     // Rank 1 posts its first receive before rank 0 can have heard of it: at most that one
-    // message asks first. Every other of the 50 messages each way finds its credit.
+    // message asks first (and its body goes when the credit crosses the request, or when it is
+    // cleared to send). Every other of the 50 messages each way finds its credit.
     expect(stats).toHaveLength(2);
     for (const s of stats) {
-      expect(s.credited + s.asked).toBe(50);
-      expect(s.asked).toBeLessThanOrEqual(1);
+      expect(s.credited + s.crossed + s.asked).toBe(50);
+      expect(s.crossed + s.asked).toBeLessThanOrEqual(1);
+    }
+  });
+
+  it('a credit that crosses the request to send lets the body go without the clear to send', async () => {
+    const markers = mkdtempSync(join(tmpdir(), 'ssi-crossing-'));
+    try {
+      const r = await launchJob({
+        np: 2,
+        program: new URL('./fixtures/crossing-credit.mjs', import.meta.url).pathname,
+        args: [markers],
+        ssi: { rpi: 'tcp', rpi_verbose: 10 },
+        timeoutMs: 60_000,
+      });
+      expect(r.ok, explain(r)).toBe(true);
+      // rank 0: both persistent passes, the withdrawn and the first wildcard message crossed;
+      // the second wildcard message (its credit was used up) and the synchronous one asked
+      expect(creditStats(r.output).map((s) => [s.credited, s.crossed, s.asked])).toEqual([
+        [0, 4, 2],
+        [0, 0, 0],
+      ]);
+    } finally {
+      rmSync(markers, { recursive: true, force: true });
     }
   });
 
@@ -179,9 +214,9 @@ describe('tcp rpi: receiver-initiated rendezvous (credits)', () => {
       timeoutMs: 60_000,
     });
     expect(r.ok, explain(r)).toBe(true);
-    expect(creditStats(r.output).map((s) => [s.credited, s.asked])).toEqual([
-      [0, 50],
-      [0, 50],
+    expect(creditStats(r.output).map((s) => [s.credited, s.crossed, s.asked])).toEqual([
+      [0, 0, 50],
+      [0, 0, 50],
     ]);
   });
 
