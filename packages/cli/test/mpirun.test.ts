@@ -201,6 +201,42 @@ describe('mpirun: a failing job ends as a whole, with the reason', () => {
   });
 });
 
+describe('mpirun killed with SIGKILL (it cannot clean up)', () => {
+  it('its private universe halts by itself and takes the job along', async () => {
+    const child = spawn(process.execPath, [bin('mpirun'), '-np', '2', job, 'wait'], {
+      cwd: fixtures,
+      env: { ...process.env, LAM_MPI_SESSION_SUFFIX: SUFFIX },
+    });
+    live.add(child);
+    let stdout = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    const ranks = () =>
+      [...stdout.matchAll(/^\[\d\] waiting \d+ (\d+)$/gm)].map((m) => Number(m[1]));
+    await eventually('both ranks to report they are waiting', () => ranks().length === 2, 30_000);
+    const session = sessionDirs().find((d) => d.endsWith(`-mpirun-${child.pid}`));
+    expect(session, `the private universe's session directory in ${sessionDirs()}`).toBeDefined();
+    const lamd = Number(readFileSync(join(tmpdir(), session!, 'lamd.pid'), 'utf8'));
+    const running = (pid: number) => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    try {
+      expect([lamd, ...ranks()].every(running)).toBe(true);
+      child.kill('SIGKILL');
+      await eventually('the lamd of the private universe to stop', () => !running(lamd), 15_000);
+      expect(ranks().filter(running)).toEqual([]);
+      expect(sessionDirs()).toEqual([]);
+    } finally {
+      if (running(lamd)) process.kill(lamd, 'SIGTERM'); // it stops its ranks and cleans up
+      await eventually('the lamd to stop after SIGTERM', () => !running(lamd));
+    }
+  });
+});
+
 describe('mpirun: bad command lines', () => {
   it.each([
     [['-np', '0', job], /-np \(the command line\) needs a positive number of processes, got 0/],

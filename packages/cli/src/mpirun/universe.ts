@@ -13,8 +13,9 @@ export interface JobUniverse {
 
 /**
  * Connects to the universe of this node; with none running, boots a private one-node universe
- * (its own session suffix, so a lamboot meanwhile is not disturbed) that `release` halts: a
- * newcomer needs no lamboot (LAM's embedded default).
+ * (its own session suffix, so a lamboot meanwhile is not disturbed) that `release` halts, and
+ * that halts itself should this process die first: a newcomer needs no lamboot (LAM's embedded
+ * default).
  */
 export async function openUniverse(
   ctx: SsiContext,
@@ -30,7 +31,12 @@ export async function openUniverse(
   }
   const env = { ...process.env, LAM_MPI_SESSION_SUFFIX: `mpirun-${process.pid}` };
   if (opts.verbose) say('mpirun: no universe is running here; booting a private one for this job');
-  await bootUniverse({ ssi: ctx, env, warn: (m) => say(`mpirun: warning: ${m}`) });
+  await bootUniverse({
+    ssi: ctx,
+    env,
+    warn: (m) => say(`mpirun: warning: ${m}`),
+    ownerPid: process.pid, // a killed mpirun takes its universe (and its job) along
+  });
   let client: LamClient;
   try {
     client = await LamClient.connect({ env, params: ctx.params, name: 'mpirun' });

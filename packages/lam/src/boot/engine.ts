@@ -4,7 +4,7 @@ import { LamClient } from '../client/lam-client';
 import { refuseResize } from '../client/resize-guard';
 import { LamError } from '../errors';
 import { registerLamParams } from '../params';
-import { isProcessAlive } from '../session/proc-identity';
+import { isProcessAlive, procStartTime } from '../session/proc-identity';
 import { createSecret, readSecret } from '../session/secret';
 import { sessionDirFor, sessionHost, sessionSuffix } from '../session/session-dir';
 import { readSessionInfo } from '../session/session-info';
@@ -22,6 +22,11 @@ export interface EngineOptions {
   env?: Env;
   /** -d: more output, and lamds log debug lines */
   debug?: boolean;
+  /**
+   * lamboot: the universe belongs to this process of the origin node (mpirun's private
+   * universe); the origin's lamd halts once it is gone.
+   */
+  ownerPid?: number;
   /** warnings for the user (duplicate hosts, nodes that did not hear of a change) */
   warn?: (message: string) => void;
   /** where the boot framework's verbose stream writes */
@@ -70,6 +75,9 @@ function bootContext(
     timeoutMs: params.get<number>('boot_base_timeout') * 1000,
     debug: opts.debug ?? false,
     ssiEnv: params.toEnvironment(),
+    ...(opts.ownerPid
+      ? { owner: { pid: opts.ownerPid, startTime: procStartTime(opts.ownerPid) } }
+      : {}),
     warn: opts.warn ?? ((m) => process.stderr.write(`warning: ${m}\n`)),
     ...extra,
   };

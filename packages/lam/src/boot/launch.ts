@@ -84,6 +84,7 @@ export function hbootConfigFor(
       bootTimeout: Math.max(1, Math.ceil(ctx.timeoutMs / 1000)),
       ssiEnv: ctx.ssiEnv,
       debug: ctx.debug,
+      ...(node.origin && ctx.owner ? { owner: ctx.owner } : {}),
     },
   };
 }

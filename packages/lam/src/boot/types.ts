@@ -78,6 +78,8 @@ export interface BootContext {
   universe?: UniverseNode[];
   /** lamgrow: the id of the node this process runs on */
   localNodeId?: number;
+  /** the process the universe belongs to: the origin's lamd halts once it is gone */
+  owner?: { pid: number; startTime?: string };
   /** non-fatal problems (duplicate hosts, ...) for the user */
   warn(message: string): void;
 }

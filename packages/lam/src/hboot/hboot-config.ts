@@ -32,6 +32,12 @@ export interface LamdConfig {
    * universe cannot grow or shrink. lamgrow and lamshrink refuse with this reason.
    */
   noResize?: string;
+  /**
+   * The process of this node the universe belongs to (mpirun's private universe): the lamd halts
+   * once it is gone, so that a killed mpirun leaves no daemon behind. `startTime` (field 22 of
+   * /proc/PID/stat) tells it from a later process that got the same pid.
+   */
+  owner?: { pid: number; startTime?: string };
 }
 
 /** hboot's three jobs (LAM's lamd, recon and wipe run-time processes). */
@@ -81,9 +87,20 @@ export function checkLamdConfig(value: unknown): LamdConfig {
   need(isInt(c.bootTimeout, 1, 86_400), 'bootTimeout');
   need(!!c.ssiEnv && typeof c.ssiEnv === 'object', 'ssiEnv');
   need(c.noResize === undefined || typeof c.noResize === 'string', 'noResize');
+  need(c.owner === undefined || isOwner(c.owner), 'owner');
   if (problems.length > 0)
     throw bad(`lamd configuration is missing or has bad ${problems.join(', ')}`);
   return c as unknown as LamdConfig;
+}
+
+function isOwner(value: unknown): boolean {
+  const o = value as Record<string, unknown>;
+  return (
+    o !== null &&
+    typeof o === 'object' &&
+    isInt(o.pid, 1, 2 ** 31 - 1) &&
+    (o.startTime === undefined || typeof o.startTime === 'string')
+  );
 }
 
 function bad(message: string): LamError {

@@ -26,6 +26,9 @@ import { startReaper } from './reaper';
 import { killRecordedProcesses } from './stale-session';
 
 type State = 'new' | 'booting' | 'running' | 'stopping';
+
+/** How often a lamd that belongs to a process looks whether that process still runs. */
+const OWNER_POLL_MS = 500;
 type Req = Extract<WireMessage, { t: 'req' }>;
 type Oob = Extract<WireMessage, { t: 'oob' }>;
 
@@ -52,6 +55,7 @@ export class Lamd {
   private readonly lostNotified = new Set<number>();
   private universeWaiter: { resolve: () => void; timer: NodeJS.Timeout } | undefined;
   private stopping: Promise<void> | undefined;
+  private ownerWatch: NodeJS.Timeout | undefined;
   private finish!: (code: number) => void;
   /** Resolves with the exit code once the lamd has shut down (for whatever reason). */
   readonly finished = new Promise<number>((resolve) => {
@@ -123,6 +127,7 @@ export class Lamd {
       throw err;
     }
     this.state = 'booting';
+    this.watchOwner();
     this.log.info(
       `lamd for ${this.config.nodeName} listening on ${this.config.address}:${this.tcpPort} (session ${this.sessionDir})`,
     );
@@ -153,6 +158,7 @@ export class Lamd {
     this.state = 'stopping';
     this.log.info(`shutting down: ${reason}`);
     if (this.universeWaiter) clearTimeout(this.universeWaiter.timer);
+    clearInterval(this.ownerWatch);
     this.stopping = (async () => {
       for (const s of this.servers) s.close();
       const killed = await this.procs.killAll(lamSeconds(this.params, 'lam_kill_grace'));
@@ -168,6 +174,20 @@ export class Lamd {
       this.finish(exitCode);
     })();
     return this.stopping;
+  }
+
+  /**
+   * A universe that belongs to one process (mpirun's private one) ends with it, also when that
+   * process was killed and could not halt it.
+   */
+  private watchOwner(): void {
+    const owner = this.config.owner;
+    if (!owner) return;
+    this.ownerWatch = setInterval(() => {
+      if (isProcessAlive(owner.pid, owner.startTime)) return;
+      void this.shutdown(`the process it belongs to (pid ${owner.pid}) is gone`);
+    }, OWNER_POLL_MS);
+    this.ownerWatch.unref();
   }
 
   // ------------------------------------------------------------ session directory
