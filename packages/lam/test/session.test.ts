@@ -26,7 +26,7 @@ function fakeSession(host: string, suffix?: string) {
 }
 
 describe('session directories', () => {
-  it('are named ${TMPDIR}/ssi-<user>@<host>[-<suffix>] and created 0700', () => {
+  it('are named <TMPDIR>/ssi-<user>@<host>[-<suffix>] and created 0700', () => {
     const dir = sessionDirFor('127.0.0.3', 'x1');
     expect(dir).toBe(join(tmp, `ssi-${sessionUser()}@127.0.0.3-x1`));
     createSessionDir(dir);

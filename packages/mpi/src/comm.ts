@@ -854,8 +854,7 @@ export class Communicator {
       engine.fast &&
       engine.activeCount === 0 &&
       req.proc !== engine.myProc &&
-      a.fastsend !== undefined &&
-      a.fastsend(req)
+      a.fastsend?.(req)
     ) {
       engine.release(req);
       return RESOLVED;
@@ -1067,8 +1066,7 @@ export class Communicator {
       engine.activeCount === 0 &&
       source !== ANY_SOURCE &&
       req.proc !== engine.myProc &&
-      a.fastrecv !== undefined &&
-      a.fastrecv(req)
+      a.fastrecv?.(req)
     ) {
       const st = this.statusOf(req, elementBytes);
       const err = req.error;
@@ -1114,8 +1112,7 @@ export class Communicator {
       engine.activeCount === 0 &&
       source !== ANY_SOURCE &&
       req.proc !== engine.myProc &&
-      a.fastrecv !== undefined &&
-      a.fastrecv(req)
+      a.fastrecv?.(req)
     ) {
       const out = finish(req);
       engine.release(req);

@@ -305,7 +305,7 @@ export class Connection {
         );
       } else if (state === R_BODY) {
         const want = this.bodyLen - this.bodyOff;
-        const take = want < n - off ? want : n - off;
+        const take = Math.min(want, n - off);
         if (this.target !== null && this.bodyOff < this.keep) {
           const k = Math.min(take, this.keep - this.bodyOff);
           buf.copy(this.target, this.bodyOff, off, off + k);

@@ -174,7 +174,7 @@ export class Matcher {
   /** Takes a posted receive back (cancel). False when it is no longer queued. */
   unpost(req: RpiRequest): boolean {
     const list = req.qList as QueueList<RpiRequest> | null;
-    if (!list || !list.remove(req)) return false;
+    if (!list?.remove(req)) return false;
     this.postedCount--;
     return true;
   }
@@ -232,7 +232,7 @@ export class Matcher {
 
   removeUnexpected(msg: UnexpectedMessage): boolean {
     const list = msg.qList as QueueList<UnexpectedMessage> | null;
-    if (!list || !list.remove(msg)) return false;
+    if (!list?.remove(msg)) return false;
     this.unexpectedCount--;
     return true;
   }
