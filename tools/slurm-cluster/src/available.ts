@@ -1,26 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import { hostname } from 'node:os';
-import { delimiter, join } from 'node:path';
-
-function executable(file: string): boolean {
-  try {
-    accessSync(file, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** First executable `name` on PATH or in the extra directories (absolute path). */
-export function which(name: string, extraDirs: string[] = []): string | undefined {
-  const dirs = [...(process.env.PATH ?? '').split(delimiter), ...extraDirs].filter(Boolean);
-  for (const d of dirs) {
-    const f = join(d, name);
-    if (executable(f)) return f;
-  }
-  return undefined;
-}
+import { which } from '@ssi/testbed';
 
 const SBIN = ['/usr/sbin', '/usr/local/sbin', '/sbin'];
 export const MUNGE_KEY = '/etc/munge/munge.key';

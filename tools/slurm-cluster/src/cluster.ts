@@ -14,10 +14,10 @@ import {
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { disown, own } from '@ssi/testbed';
 import { findDaemons, shortHostname, slurmAvailable } from './available';
 import { layout, slurmConf } from './config';
 import { SlurmClusterError } from './errors';
-import { disown, own } from './exit-hooks';
 import { MARKER, markedProcesses, signal, waitGone, waitGoneSync } from './procs';
 
 export interface StartSlurmClusterOptions {

@@ -1,17 +1,18 @@
 /**
- * Testbeds owned by this process are stopped when it goes: on 'exit' (normal end, process.exit,
- * uncaught exception) and on SIGINT / SIGTERM / SIGHUP. Only synchronous work can run there,
- * so each registered testbed provides a synchronous stop. SIGKILL cannot be caught: for that,
- * `killStrayTestbeds()` / `ssi-testbed clean`.
+ * Fixtures owned by this process (testbeds here, Slurm clusters in @ssi/slurm-cluster) are
+ * stopped when it goes: on 'exit' (normal end, process.exit, uncaught exception) and on SIGINT /
+ * SIGTERM / SIGHUP. Only synchronous work can run there, so each registered fixture provides a
+ * synchronous stop. SIGKILL cannot be caught: for that, each fixture's stray sweep
+ * (`killStrayTestbeds()` / `ssi-testbed clean`, `killStraySlurmClusters()`).
  */
 const owned = new Set<{ stopSync(): void }>();
 const SIGNALS: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 let installed = false;
 
 function stopAll(): void {
-  for (const tb of [...owned]) {
+  for (const fixture of [...owned]) {
     try {
-      tb.stopSync();
+      fixture.stopSync();
     } catch {
       // keep going: the others must be stopped too
     }
@@ -44,12 +45,14 @@ function uninstall(): void {
   for (const s of SIGNALS) process.off(s, onSignal);
 }
 
-export function own(tb: { stopSync(): void }): void {
-  owned.add(tb);
+/** Stops `fixture` (synchronously) if this process ends before `disown` is called. */
+export function own(fixture: { stopSync(): void }): void {
+  owned.add(fixture);
   install();
 }
 
-export function disown(tb: { stopSync(): void }): void {
-  owned.delete(tb);
+/** `fixture` was stopped the normal way: nothing to do at exit any more. */
+export function disown(fixture: { stopSync(): void }): void {
+  owned.delete(fixture);
   if (owned.size === 0) uninstall();
 }

@@ -1,6 +1,7 @@
-export { testbedAvailable } from './available';
+export { testbedAvailable, which } from './available';
 export type { TestbedFailure } from './errors';
 export { TestbedError } from './errors';
+export { disown, own } from './exit-hooks';
 export type { KillStrayOptions, KillStrayReport } from './strays';
 export { killStrayTestbeds } from './strays';
 export type { HostStatus, TestbedStatus } from './testbed';
