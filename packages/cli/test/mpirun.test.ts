@@ -1,53 +1,39 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { conformanceProgram, jobsProgram } from '@ssi/mpi/testing';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { startCli, waitChild, waitFor } from '../src/testing';
 
 /**
  * mpirun for real: every test starts the built command, which boots a private one-node universe
  * (no universe runs here) or uses the one the test booted, starts real rank processes through
  * the lamd, and must leave neither processes nor session directories behind.
  */
-const bin = (name: string) => resolve(import.meta.dirname, '../dist/bin', `${name}.js`);
 const fixtures = resolve(import.meta.dirname, 'fixtures');
 const job = jobsProgram;
 const work = mkdtempSync(join(tmpdir(), 'ssi-mpirun-test-'));
 const SUFFIX = `mpirun-test-${process.pid}`;
 const live = new Set<ChildProcess>();
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
+/** Runs a built command with SUFFIX's universe, in the fixtures directory; fails after `timeoutMs`. */
+function run(cmd: string, args: string[], env: Record<string, string> = {}, timeoutMs = 90_000) {
+  const child = start(cmd, args, env);
+  return waitChild(child, `${cmd} ${args.join(' ')}`, timeoutMs).finally(() => live.delete(child));
 }
 
-function run(cmd: string, args: string[], env: Record<string, string> = {}, timeoutMs = 90_000) {
-  return new Promise<Run>((resolvePromise, reject) => {
-    const child = spawn(process.execPath, [bin(cmd), ...args], {
+function start(cmd: string, args: string[], env: Record<string, string> = {}): ChildProcess {
+  const child = startCli(
+    cmd,
+    args,
+    { ...process.env, LAM_MPI_SESSION_SUFFIX: SUFFIX, ...env },
+    {
       cwd: fixtures,
-      env: { ...process.env, LAM_MPI_SESSION_SUFFIX: SUFFIX, ...env },
-    });
-    live.add(child);
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(
-        new Error(
-          `${cmd} ${args.join(' ')} did not end within ${timeoutMs} ms:\n${stdout}\n${stderr}`,
-        ),
-      );
-    }, timeoutMs);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      live.delete(child);
-      resolvePromise({ code, stdout, stderr });
-    });
-  });
+    },
+  );
+  live.add(child);
+  return child;
 }
 
 const mpirun = (args: string[], env: Record<string, string> = {}) => run('mpirun', args, env);
@@ -69,17 +55,9 @@ function strayRanks(): string[] {
   return out;
 }
 
-async function eventually(what: string, check: () => boolean, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 afterEach(async () => {
   for (const c of live) c.kill('SIGKILL');
-  await eventually('no rank left running', () => strayRanks().length === 0).catch((err) => {
+  await waitFor('no rank left running', () => strayRanks().length === 0, 10_000).catch((err) => {
     for (const line of strayRanks()) process.kill(Number(line.split(':')[0]), 'SIGKILL');
     throw err;
   });
@@ -203,16 +181,12 @@ describe('mpirun: a failing job ends as a whole, with the reason', () => {
 
 describe('mpirun killed with SIGKILL (it cannot clean up)', () => {
   it('its private universe halts by itself and takes the job along', async () => {
-    const child = spawn(process.execPath, [bin('mpirun'), '-np', '2', job, 'wait'], {
-      cwd: fixtures,
-      env: { ...process.env, LAM_MPI_SESSION_SUFFIX: SUFFIX },
-    });
-    live.add(child);
+    const child = start('mpirun', ['-np', '2', job, 'wait']);
     let stdout = '';
-    child.stdout.on('data', (d) => (stdout += d));
+    child.stdout?.on('data', (d) => (stdout += d));
     const ranks = () =>
       [...stdout.matchAll(/^\[\d\] waiting \d+ (\d+)$/gm)].map((m) => Number(m[1]));
-    await eventually('both ranks to report they are waiting', () => ranks().length === 2, 30_000);
+    await waitFor('both ranks to report they are waiting', () => ranks().length === 2, 30_000);
     const session = sessionDirs().find((d) => d.endsWith(`-mpirun-${child.pid}`));
     expect(session, `the private universe's session directory in ${sessionDirs()}`).toBeDefined();
     const lamd = Number(readFileSync(join(tmpdir(), session!, 'lamd.pid'), 'utf8'));
@@ -227,12 +201,12 @@ describe('mpirun killed with SIGKILL (it cannot clean up)', () => {
     try {
       expect([lamd, ...ranks()].every(running)).toBe(true);
       child.kill('SIGKILL');
-      await eventually('the lamd of the private universe to stop', () => !running(lamd), 15_000);
+      await waitFor('the lamd of the private universe to stop', () => !running(lamd), 15_000);
       expect(ranks().filter(running)).toEqual([]);
       expect(sessionDirs()).toEqual([]);
     } finally {
       if (running(lamd)) process.kill(lamd, 'SIGTERM'); // it stops its ranks and cleans up
-      await eventually('the lamd to stop after SIGTERM', () => !running(lamd));
+      await waitFor('the lamd to stop after SIGTERM', () => !running(lamd), 10_000);
     }
   });
 });
@@ -274,7 +248,7 @@ describe('mpirun in a booted universe', () => {
     const nw = await mpirun(['-nw', '-np', '2', job, 'touch', marker]);
     expect(nw.code, nw.stderr).toBe(0);
     expect(nw.stderr).toMatch(/started 2 process\(es\) .* not waiting/);
-    await eventually(
+    await waitFor(
       'both ranks of the -nw job to write their files',
       () => existsSync(`${marker}.0`) && existsSync(`${marker}.1`),
     );

@@ -9,7 +9,7 @@ import {
   startSlurmCluster,
 } from '@ssi/slurm-cluster';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { cliBin, envOf, MPI_JOB, poll } from './helpers';
+import { cliBin, envOf, MPI_JOB, waitFor } from './helpers';
 
 // The slurm module on a real Slurm: munged, slurmctld and slurmd of tools/slurm-cluster (one
 // node, this host), sbatch jobs that lamboot, run an MPI job and lamhalt.
@@ -77,10 +77,10 @@ describe.skipIf(!avail.ok)('the slurm module in a real sbatch job', () => {
       { name: 'ssi-boot', env: jobEnv, cwd: work },
     );
     await c.waitForState(job.id, 'RUNNING', 30_000);
-    await poll(
+    await waitFor(
       'lamboot inside the job to finish',
-      60_000,
       () => existsSync(ready),
+      60_000,
       () => job.readOutput(),
     );
     const steps = await c.squeueSteps(job.id);
@@ -102,10 +102,10 @@ describe.skipIf(!avail.ok)('the slurm module in a real sbatch job', () => {
     expect(out).toMatch(/universe of 1 node\(s\) booted with the slurm boot module/);
     expect(out).toContain('ring: 0 1');
     expect(out).toContain('job done');
-    await poll(
+    await waitFor(
       'every process of the universe to be gone',
-      15_000,
       () => universeProcesses().length === 0,
+      15_000,
     );
     expect(existsSync(sessionDirFor(c.node, SUFFIX))).toBe(false);
   });
@@ -121,13 +121,13 @@ describe.skipIf(!avail.ok)('the slurm module in a real sbatch job', () => {
       { name: 'ssi-cancel', env: jobEnv, cwd: work },
     );
     await c.waitForState(job.id, 'RUNNING', 30_000);
-    const out = await poll(
+    const out = await waitFor(
       'both ranks waiting in the job output',
-      60_000,
       () => {
         const o = job.readOutput();
         return (o.match(/waiting \d+ \d+/g) ?? []).length === 2 ? o : undefined;
       },
+      60_000,
       () => job.readOutput(),
     );
     const ranks = [...out.matchAll(/waiting \d+ (\d+)/g)].map((m) => Number(m[1]));
@@ -136,10 +136,10 @@ describe.skipIf(!avail.ok)('the slurm module in a real sbatch job', () => {
 
     await c.scancel(job.id);
     await c.waitForState(job.id, 'CANCELLED', 30_000);
-    await poll(
+    await waitFor(
       'no lamd, node program or rank after scancel',
-      30_000,
       () => universeProcesses().length === 0,
+      30_000,
       () => JSON.stringify(universeProcesses()),
     );
     for (const pid of [...ranks, lamd]) expect(existsSync(`/proc/${pid}`)).toBe(false);

@@ -4,35 +4,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestbed, type Testbed, testbedAvailable } from '@ssi/testbed';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PBSDSH, waitChild } from './helpers';
 
 // The stand-in pbsdsh the tm module is tested with must itself behave like pbsdsh.
-const PBSDSH = join(import.meta.dirname, 'fixtures', 'pbsdsh');
 const avail = testbedAvailable();
 
 function run(args: string[], env: Record<string, string>, timeoutMs = 30_000) {
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-    const child = spawn(PBSDSH, args, {
-      env: { ...process.env, ...env },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => {
-      stdout += d;
-    });
-    child.stderr.on('data', (d) => {
-      stderr += d;
-    });
-    child.stdin.end('this must not reach the task\n');
-    const t = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`pbsdsh ${args.join(' ')} did not finish within ${timeoutMs} ms`));
-    }, timeoutMs);
-    child.on('exit', (code) => {
-      clearTimeout(t);
-      resolve({ code, stdout, stderr });
-    });
+  const child = spawn(PBSDSH, args, {
+    env: { ...process.env, ...env },
+    stdio: ['pipe', 'pipe', 'pipe'],
   });
+  child.stdin.end('this must not reach the task\n');
+  return waitChild(child, `pbsdsh ${args.join(' ')}`, timeoutMs);
 }
 
 const pgrep = (pattern: string) => {
