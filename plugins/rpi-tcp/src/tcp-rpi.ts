@@ -57,9 +57,8 @@ const S_UNASKED = 16; // the body went on a credit that crossed the request to s
  * The tcp rpi: a full mesh of authenticated sockets, eager sends up to `short` bytes, a
  * rendezvous protocol above (request to send → clear to send → body, or, when the receive was
  * posted first, credit → body, or request to send → body when the credit crossed the request:
- * see `PeerCredits`), acknowledgements for synchronous mode, and
- * cancellation of sends the receiver has not matched. Progress is driven entirely by socket
- * events; nothing polls.
+ * see `PeerCredits`), acknowledgements for synchronous mode, and cancellation of sends the
+ * receiver has not matched. Progress is driven entirely by socket events; nothing polls.
  */
 export class TcpRpi implements RpiActions, ConnectionOwner {
   readonly jobId: string;
@@ -725,7 +724,8 @@ export class TcpRpi implements RpiActions, ConnectionOwner {
   fastrecv(req: RpiRequest): boolean {
     if (this.matcher.unexpectedCount === 0) return false;
     const m = this.matcher.findUnexpected(req);
-    if (m === null || !m.complete) return false; // (a request to send is complete once its body is)
+    // A request to send is complete only once its body came on a crossing credit.
+    if (m === null || !m.complete) return false;
     this.matcher.removeUnexpected(m);
     const conn = this.conns.get(m.proc)!;
     if (m.flags & EnvFlag.SSEND) {

@@ -18,7 +18,16 @@ import { disown, own } from '@ssi/testbed';
 import { findDaemons, shortHostname, slurmAvailable } from './available';
 import { layout, slurmConf } from './config';
 import { SlurmClusterError } from './errors';
-import { MARKER, markedProcesses, signal, waitGone, waitGoneSync } from './procs';
+import {
+  alive,
+  killUntilGone,
+  killUntilGoneSync,
+  MARKER,
+  markedPids,
+  markedProcesses,
+  signal,
+  waitGone,
+} from './procs';
 
 export interface StartSlurmClusterOptions {
   /** directory for every file of the cluster; created 0700, must be absent or empty. Default: a new `os.tmpdir()/ssi-slurm-XXXXXX` */
@@ -297,19 +306,11 @@ export async function startSlurmCluster(
       })
       .join('\n');
 
-  const killEverything = (sig: NodeJS.Signals) => {
-    for (const d of daemons) if (d.child.pid && !d.exited) signal(d.child.pid, sig);
-    for (const p of markedProcesses(dir)) signal(p.pid, sig);
-  };
-
   const stopSync = () => {
     if (stopped) return;
     stopped = true;
-    killEverything('SIGKILL');
-    waitGoneSync(
-      [...daemons.map((d) => d.child.pid ?? 0), ...markedProcesses(dir).map((p) => p.pid)],
-      3000,
-    );
+    const daemonPids = daemons.flatMap((d) => (d.child.pid ? [d.child.pid] : []));
+    killUntilGoneSync(() => [...daemonPids.filter(alive), ...markedPids(dir)], 5000);
     if (!opts.keepDir) rmSync(dir, { recursive: true, force: true });
     disown(handle);
   };
@@ -369,13 +370,8 @@ export async function startSlurmCluster(
         }
       }
       // Whatever a job left behind (slurmstepds, tasks) carries the cluster's marker.
-      let left = markedProcesses(dir);
-      for (const p of left) signal(p.pid, 'SIGKILL');
-      await waitGone(
-        left.map((p) => p.pid),
-        3000,
-      );
-      left = markedProcesses(dir);
+      await killUntilGone(() => markedPids(dir), 5000);
+      const left = markedProcesses(dir);
       stopped = true;
       disown(handle);
       if (!opts.keepDir) rmSync(dir, { recursive: true, force: true });

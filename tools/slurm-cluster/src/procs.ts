@@ -55,6 +55,11 @@ export function markedProcesses(dir?: string): { pid: number; dir: string; cmd: 
   return out;
 }
 
+/** The pids of `markedProcesses(dir)`. */
+export function markedPids(dir: string): number[] {
+  return markedProcesses(dir).map((p) => p.pid);
+}
+
 export function signal(pid: number, sig: NodeJS.Signals): void {
   try {
     process.kill(pid, sig);
@@ -80,6 +85,32 @@ export function waitGoneSync(pidList: number[], timeoutMs: number): boolean {
   while (pidList.some(alive)) {
     if (Date.now() > deadline) return false;
     Atomics.wait(sab, 0, 0, 20);
+  }
+  return true;
+}
+
+/**
+ * SIGKILLs what `list` names, pass after pass, until it names nothing or `timeoutMs` passed; true
+ * when nothing is left. One pass is not enough: a task a slurmstepd was forking while the list
+ * was read escapes the pass that kills its parent, and then belongs to nobody.
+ */
+export async function killUntilGone(list: () => number[], timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  for (let left = list(); left.length > 0; left = list()) {
+    if (Date.now() > deadline) return false;
+    for (const pid of left) signal(pid, 'SIGKILL');
+    await waitGone(left, 1000);
+  }
+  return true;
+}
+
+/** Synchronous variant of `killUntilGone`, for exit hooks. */
+export function killUntilGoneSync(list: () => number[], timeoutMs: number): boolean {
+  const deadline = Date.now() + timeoutMs;
+  for (let left = list(); left.length > 0; left = list()) {
+    if (Date.now() > deadline) return false;
+    for (const pid of left) signal(pid, 'SIGKILL');
+    waitGoneSync(left, 1000);
   }
   return true;
 }

@@ -1,6 +1,6 @@
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { alive, markedProcesses, signal, waitGone } from './procs';
+import { alive, killUntilGone, markedProcesses } from './procs';
 
 export interface KillStrayReport {
   /** cluster directories whose processes were killed */
@@ -33,8 +33,10 @@ export async function killStraySlurmClusters(
     byDir.set(p.dir, [...(byDir.get(p.dir) ?? []), p.pid]);
   }
   const pids = [...byDir.values()].flat();
-  for (const pid of pids) signal(pid, 'SIGKILL');
-  await waitGone(pids, 5000);
+  await killUntilGone(
+    () => markedProcesses().flatMap((p) => (byDir.has(p.dir) ? [p.pid] : [])),
+    5000,
+  );
   for (const dir of byDir.keys()) rmSync(dir, { recursive: true, force: true });
   return { dirs: [...byDir.keys()], killed: pids.length };
 }

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   killStraySlurmClusters,
   markedProcesses,
@@ -144,6 +144,18 @@ describe.skipIf(!avail.ok)('a one-node cluster', () => {
 
 describe.skipIf(!avail.ok)('not leaving daemons behind', () => {
   const fixture = join(import.meta.dirname, 'fixtures', 'own-cluster.mts');
+  const owners: ReturnType<typeof spawn>[] = [];
+
+  // A failed test may leave its owner running, or its cluster behind a dead owner.
+  afterEach(async () => {
+    for (const child of owners.splice(0)) {
+      if (child.exitCode !== null || child.signalCode !== null) continue;
+      const gone = new Promise((r) => child.once('exit', r));
+      child.kill('SIGKILL');
+      await gone;
+    }
+    await killStraySlurmClusters();
+  });
 
   async function owner(): Promise<{ child: ReturnType<typeof spawn>; dir: string }> {
     // node itself (not the tsx wrapper) must be the owner, so that signals reach it directly
@@ -151,6 +163,7 @@ describe.skipIf(!avail.ok)('not leaving daemons behind', () => {
       cwd: join(import.meta.dirname, '..'),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
+    owners.push(child);
     let out = '';
     let err = '';
     child.stdout!.on('data', (d) => {
@@ -182,6 +195,11 @@ describe.skipIf(!avail.ok)('not leaving daemons behind', () => {
       async () => (markedProcesses(dir).length === 0 ? true : undefined),
       () => JSON.stringify(markedProcesses(dir)),
     );
+    // the directory goes last, just before the owner dies of the signal
+    await poll('the SIGTERMed owner to be gone', 10_000, async () =>
+      child.exitCode !== null || child.signalCode !== null ? true : undefined,
+    );
+    expect(child.signalCode).toBe('SIGTERM');
     expect(existsSync(dir)).toBe(false);
   });
 

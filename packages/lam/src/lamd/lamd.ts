@@ -26,11 +26,11 @@ import { startReaper } from './reaper';
 import { killRecordedProcesses } from './stale-session';
 
 type State = 'new' | 'booting' | 'running' | 'stopping';
+type Req = Extract<WireMessage, { t: 'req' }>;
+type Oob = Extract<WireMessage, { t: 'oob' }>;
 
 /** How often a lamd that belongs to a process looks whether that process still runs. */
 const OWNER_POLL_MS = 500;
-type Req = Extract<WireMessage, { t: 'req' }>;
-type Oob = Extract<WireMessage, { t: 'oob' }>;
 
 /**
  * The LAM daemon of one node: holds the universe, routes OOB messages between any two processes
