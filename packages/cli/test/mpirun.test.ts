@@ -2,6 +2,7 @@ import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { isProcessAlive } from '@ssi/lam';
 import { conformanceProgram, jobsProgram } from '@ssi/mpi/testing';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { startCli, waitChild, waitFor } from '../src/testing';
@@ -190,14 +191,7 @@ describe('mpirun killed with SIGKILL (it cannot clean up)', () => {
     const session = sessionDirs().find((d) => d.endsWith(`-mpirun-${child.pid}`));
     expect(session, `the private universe's session directory in ${sessionDirs()}`).toBeDefined();
     const lamd = Number(readFileSync(join(tmpdir(), session!, 'lamd.pid'), 'utf8'));
-    const running = (pid: number) => {
-      try {
-        process.kill(pid, 0);
-        return true;
-      } catch {
-        return false;
-      }
-    };
+    const running = (pid: number) => isProcessAlive(pid); // (a zombie counts as gone)
     try {
       expect([lamd, ...ranks()].every(running)).toBe(true);
       child.kill('SIGKILL');
