@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { existsSync, rmdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmdirSync, rmSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -125,6 +125,37 @@ export function killChildren(): void {
       c.kill('SIGKILL');
     }
     if (group) removeOmpiSession(c.pid);
+  }
+}
+
+/**
+ * Runs `body` with a fresh temporary directory (`<tmp>/<prefix>XXXXXX`). Afterwards, and on
+ * Ctrl-C or SIGTERM meanwhile, every process of the run is killed and the directory removed; a
+ * signal then ends the benchmark with 130, saying it stopped `what`.
+ */
+export async function withDriverWorkDir<T>(
+  prefix: string,
+  what: string,
+  body: (workDir: string) => Promise<T>,
+): Promise<T> {
+  const workDir = mkdtempSync(join(tmpdir(), prefix));
+  const cleanup = () => {
+    killChildren();
+    rmSync(workDir, { recursive: true, force: true });
+  };
+  const onSignal = (sig: NodeJS.Signals) => {
+    process.stderr.write(`\n${sig}: stopping ${what}\n`);
+    cleanup();
+    process.exit(130);
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  try {
+    return await body(workDir);
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    cleanup();
   }
 }
 

@@ -1,13 +1,11 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { availableParallelism, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { availableParallelism } from 'node:os';
 import {
   benchRoot,
-  killChildren,
   type MpiRunner,
   ompiRunner,
   sourceState,
   ssiRunner,
+  withDriverWorkDir,
 } from '../drivers';
 import {
   type BenchCommand,
@@ -367,23 +365,10 @@ export const collCommand: BenchCommand = {
     const plan = planColl(args);
     const { reps, nps, ops } = plan;
     const root = benchRoot();
-    const workDir = mkdtempSync(join(tmpdir(), 'ssi-bench-coll-'));
-    const cleanup = () => {
-      killChildren();
-      rmSync(workDir, { recursive: true, force: true });
-    };
-    const onSignal = (sig: NodeJS.Signals) => {
-      process.stderr.write(`\n${sig}: stopping the benchmark's processes\n`);
-      cleanup();
-      process.exit(130);
-    };
-    process.on('SIGINT', onSignal);
-    process.on('SIGTERM', onSignal);
-
     const runners: Partial<Record<CollColumn, MpiRunner>> = {};
     const info: Record<string, unknown> = {};
     const skipped: Record<string, string> = {};
-    try {
+    return withDriverWorkDir('ssi-bench-coll-', "the benchmark's processes", async (workDir) => {
       for (const c of plan.columns) {
         if (c === 'ssi') {
           const t = await ssiRunner(root, 'coll-mpi.mjs', SSI_PARAMS);
@@ -538,10 +523,6 @@ export const collCommand: BenchCommand = {
       });
       console.log(`\nresults: ${file}`);
       return 0;
-    } finally {
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
-      cleanup();
-    }
+    });
   },
 };

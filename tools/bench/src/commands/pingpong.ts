@@ -1,10 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   benchRoot,
-  killChildren,
   type MpiRunner,
   ompiRunner,
   runChild,
@@ -12,6 +10,7 @@ import {
   ssiRunner,
   track,
   which,
+  withDriverWorkDir,
 } from '../drivers';
 import {
   type BenchCommand,
@@ -564,23 +563,10 @@ export const pingpongCommand: BenchCommand = {
       throw new Error('taskset (util-linux) not found: install it, or run with --cpus none');
     const root = benchRoot();
     const maxSize = Math.max(1, ...points.map((p) => p.size));
-    const workDir = mkdtempSync(join(tmpdir(), 'ssi-bench-pingpong-'));
-    const cleanup = () => {
-      killChildren();
-      rmSync(workDir, { recursive: true, force: true });
-    };
-    const onSignal = (sig: NodeJS.Signals) => {
-      process.stderr.write(`\n${sig}: stopping the ping-pong processes\n`);
-      cleanup();
-      process.exit(130);
-    };
-    process.on('SIGINT', onSignal);
-    process.on('SIGTERM', onSignal);
-
     const runners: Partial<Record<PingPongColumn, Runner>> = {};
     const info: Record<string, unknown> = {};
     const skipped: Record<string, string> = {};
-    try {
+    return withDriverWorkDir('ssi-bench-pingpong-', 'the ping-pong processes', async (workDir) => {
       for (const c of plan.columns) {
         if (c === 'tcp' || c === 'paired') {
           const t = await ssiRunner(root, 'pingpong-mpi.mjs', { rpi: 'tcp' }, mpiEnv(plan));
@@ -739,10 +725,6 @@ export const pingpongCommand: BenchCommand = {
       });
       console.log(`\nresults: ${file}`);
       return 0;
-    } finally {
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
-      cleanup();
-    }
+    });
   },
 };
