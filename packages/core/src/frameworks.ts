@@ -15,7 +15,7 @@ export const SSI_API_VERSION = '1.0.0';
 export const FRAMEWORKS = {
   boot: { api: '1.1.0', selector: 'boot', layer: 'lam', scope: 'universe' },
   crlam: { api: '1.0.0', selector: 'cr', layer: 'lam', scope: 'mpirun' },
-  rpi: { api: '1.1.0', selector: 'rpi', layer: 'mpi', scope: 'process' },
+  rpi: { api: '2.0.0', selector: 'rpi', layer: 'mpi', scope: 'process' },
   coll: { api: '1.1.0', selector: 'coll', layer: 'mpi', scope: 'communicator' },
   crmpi: { api: '1.0.0', selector: 'cr', layer: 'mpi', scope: 'job' },
 } as const;

@@ -1,42 +1,36 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
-import { isSsiError, type ParamRegistry } from '@ssi/core';
-import { withDeadline } from '@ssi/lam';
+import type { ParamRegistry } from '@ssi/core';
 import { AttributeStore, type Keyval } from './attributes';
 import type { BsendBuffer } from './bsend';
 import * as api from './coll/api';
 import type { InPlace } from './coll/arguments';
-import { BASE_TAG, baseBcast, baseMax } from './coll/base-exchange';
 import type { CollFramework, CommColl } from './coll/framework';
 import type { ReduceOp } from './coll/ops';
 import type { NumericArray } from './coll/types';
+import { CollectiveSequence } from './collective-call';
+import { checkInto, isBufferLike, toMpiError } from './comm-checks';
 import {
-  agreeOnCid,
   type ContextSource,
-  checkSplitArgs,
-  checkSubgroup,
+  checkFreeable,
   compareComms,
-  splitMembers,
+  createComm,
+  createIntercomm,
+  dupComm,
+  mergeIntercomm,
+  splitComm,
 } from './comm-management';
-import {
-  ANY_SOURCE,
-  ANY_TAG,
-  COLL_CID_BIT,
-  type Comparison,
-  LOCAL_CID_BIT,
-  PROC_NULL,
-  UNDEFINED,
-} from './constants';
+import type { CommRegistry } from './comm-registry';
+import { ANY_SOURCE, ANY_TAG, COLL_CID_BIT, type Comparison, LOCAL_CID_BIT } from './constants';
 import type { BufferLike } from './data';
-import { bytesOf, DataKind, decodeValue, elementSize, encodeValue, kindOf } from './data';
+import { bytesOf, DataKind, decodeValue, kindOf } from './data';
 import type { Engine } from './engine';
 import { ERRORS_ARE_FATAL, ERRORS_RETURN, type Errhandler } from './errhandler';
 import { ErrorClass, MpiError } from './errors';
 import { Group } from './group';
+import { blockingSend, iprobe, probe, recvInto, recvValue } from './p2p/blocking';
+import { makeRecv, makeSend, startRequest } from './p2p/nonblocking';
+import type { SendMode } from './p2p/request-fill';
 import type { Proc } from './proc';
-import type { RequestOp } from './request';
-import { PersistentRequest, Request } from './request';
-import type { ReqTypeValue } from './rpi/request';
-import { ReqFlag, ReqMark, ReqState, ReqType, RpiRequest } from './rpi/request';
+import type { PersistentRequest, Request } from './request';
 import { Status } from './status';
 
 /** What a communicator needs from the MPI instance that made it. */
@@ -54,55 +48,8 @@ export interface CommHost {
   readonly collFramework: CollFramework;
   /** Parameters of this process (`coll_base_timeout`, ...). */
   readonly params: ParamRegistry;
-}
-
-const RESOLVED: Promise<void> = Promise.resolve();
-
-/**
- * Errors from below as MPI errors: an SSI error (a module that is not installed, a bad parameter)
- * is the user's to fix and keeps its message; anything else is a bug and keeps its stack.
- */
-function toMpiError(error: unknown): MpiError {
-  if (error instanceof MpiError) return error;
-  if (isSsiError(error)) return new MpiError(ErrorClass.ERR_OTHER, error.message);
-  return new MpiError(ErrorClass.ERR_INTERN, `internal error: ${(error as Error)?.stack ?? error}`);
-}
-
-/** Rejects with ERR_OTHER when `p` takes longer than coll_base_timeout: nobody hangs forever. */
-class CollTimeout extends MpiError {}
-
-function collTimeout(call: string, comm: string, seconds: number): CollTimeout {
-  return new CollTimeout(
-    ErrorClass.ERR_OTHER,
-    `${call} on ${comm}: the other members did not take part within ${seconds} s ` +
-      '(coll_base_timeout); did every member call the same collectives in the same order, with ' +
-      'matching arguments?',
-  );
-}
-
-/** The communicators whose collective operation the current async context runs inside. */
-const collectiveScope = new AsyncLocalStorage<ReadonlySet<Communicator>>();
-
-const MERGE_TAG = BASE_TAG + 10;
-const CID_WORLD_OR_SELF = [0, 1] as const;
-
-type SendMode = 'send' | 'bsend' | 'ssend' | 'rsend';
-const MODE_TYPE: Record<SendMode, ReqTypeValue> = {
-  send: ReqType.SEND,
-  bsend: ReqType.BSEND,
-  ssend: ReqType.SSEND,
-  rsend: ReqType.RSEND,
-};
-
-function isBufferLike(v: unknown): v is BufferLike {
-  return typeof v === 'object' && v !== null && ArrayBuffer.isView(v);
-}
-
-function procNullStatus(): Status {
-  const st = new Status();
-  st.source = PROC_NULL;
-  st.tag = ANY_TAG;
-  return st;
+  /** The live communicators (a checkpoint visits each one's coll modules). */
+  readonly registry: CommRegistry;
 }
 
 /**
@@ -110,14 +57,28 @@ function procNullStatus(): Status {
  * follow mpi4py's shape, Promise-based: a blocking call is awaited, a non-blocking call returns a
  * `Request`. Data is any typed array, Buffer or DataView (raw bytes, received without a copy into
  * the caller's buffer) or any other value (msgpackr-encoded).
+ *
+ * The class is the user's face; each concern lives in its own module: point-to-point in `p2p/`,
+ * communicator management in `comm-management.ts`, the order and bounds of collective operations
+ * in `collective-call.ts`, argument checks in `comm-checks.ts`, the entry gate in `gate.ts`.
  */
 export class Communicator {
   /** Error handler for errors in calls on this communicator (default `ERRORS_ARE_FATAL`). */
   errhandler: Errhandler = ERRORS_ARE_FATAL;
+  /** @internal Freed (`MPI_Comm_free`): every later call is an ERR_COMM error. */
+  freed = false;
+  /** @internal Attribute values (`MPI_Comm_set_attr`). */
+  readonly attributes = new AttributeStore();
+
+  private collTwin: Communicator | undefined;
+  private localTwin: Communicator | undefined;
+  private collSetup: Promise<CommColl> | undefined;
+  private readonly sequence = new CollectiveSequence(this);
 
   /** @internal */
   constructor(
-    private readonly host: CommHost,
+    /** @internal */
+    readonly host: CommHost,
     /** Context id: messages of different communicators never match. */
     readonly cid: number,
     /** @internal The group: process entries in rank order. */
@@ -156,16 +117,22 @@ export class Communicator {
     return new Communicator(this.host, cid, this.procs, this.rank, name, this.remote);
   }
 
-  private collTwin: Communicator | undefined;
-  private localTwin: Communicator | undefined;
-  private collSetup: Promise<CommColl> | undefined;
-  /** The last collective operation started on this communicator: the next one runs after it. */
-  private collTail: Promise<void> = RESOLVED;
-  /** Why collectives on this communicator cannot go on (a timed-out one), if so. */
-  private collBroken: string | undefined;
-  private freed = false;
-  /** @internal Attribute values (`MPI_Comm_set_attr`). */
-  readonly attributes = new AttributeStore();
+  /**
+   * @internal A new communicator made from this one (dup, split, create, intercommunicators):
+   * it inherits the error handler and is live until freed.
+   */
+  derive(
+    cid: number,
+    procs: readonly Proc[],
+    rank: number,
+    name: string,
+    remote: readonly Proc[] = procs,
+  ): Communicator {
+    const c = new Communicator(this.host, cid, procs, rank, name, remote);
+    c.errhandler = this.errhandler;
+    this.host.registry.add(c);
+    return c;
+  }
 
   /**
    * The collective twin: the same group under this communicator's collective context, so that
@@ -217,20 +184,16 @@ export class Communicator {
     return this.collSetup;
   }
 
+  /** @internal The collective modules, if they have been selected. */
+  get selectedCollectives(): Promise<CommColl> | undefined {
+    return this.collSetup;
+  }
+
   // ---- communicator management (all collective over this communicator) ----------------------
 
   /** `MPI_Comm_dup`: same group, new context; attributes copied as their keys say. */
   dup(name = `${this.name}.dup`): Promise<Communicator> {
-    return this.collectiveCall('dup', () => this.dupNow(name));
-  }
-
-  private async dupNow(name: string): Promise<Communicator> {
-    const cid = await agreeOnCid(this.isInter ? this.local : this, this.host.contexts);
-    const cidAll = this.isInter ? await this.agreeAcross(cid) : cid;
-    const c = new Communicator(this.host, cidAll, this.procs, this.rank, name, this.remote);
-    c.errhandler = this.errhandler;
-    this.attributes.copyInto(this, c.attributes);
-    return c;
+    return this.sequence.run('dup', () => dupComm(this, name));
   }
 
   /**
@@ -238,30 +201,12 @@ export class Communicator {
    * resolves with null (MPI_COMM_NULL) where the colour is UNDEFINED.
    */
   split(color: number, key = 0, name?: string): Promise<Communicator | null> {
-    return this.collectiveCall('split', () => this.splitNow(color, key, name));
-  }
-
-  private async splitNow(color: number, key: number, name?: string): Promise<Communicator | null> {
-    const bad = this.intraOnly('split') ?? checkSplitArgs(color, key);
-    if (bad) throw bad;
-    const members = await splitMembers(this, color, key);
-    const cid = await agreeOnCid(this, this.host.contexts);
-    if (!members) return null;
-    const me = this.procs[this.rank]!;
-    return this.derived(cid, members, members.indexOf(me), name ?? `${this.name}.split(${color})`);
+    return this.sequence.run('split', () => splitComm(this, color, key, name));
   }
 
   /** `MPI_Comm_create`: a communicator over `group` (a subset); null where not a member. */
   create(group: Group, name?: string): Promise<Communicator | null> {
-    return this.collectiveCall('create', () => this.createNow(group, name));
-  }
-
-  private async createNow(group: Group, name?: string): Promise<Communicator | null> {
-    const bad = this.intraOnly('create') ?? checkSubgroup(this, group);
-    if (bad) throw bad;
-    const cid = await agreeOnCid(this, this.host.contexts);
-    if (group.rank === UNDEFINED) return null;
-    return this.derived(cid, group.procs, group.rank, name ?? `${this.name}.create`);
+    return this.sequence.run('create', () => createComm(this, group, name));
   }
 
   /**
@@ -276,48 +221,9 @@ export class Communicator {
     tag = 0,
     name?: string,
   ): Promise<Communicator> {
-    return this.collectiveCall('createIntercomm', () =>
-      this.createIntercommNow(localLeader, peer, remoteLeader, tag, name),
+    return this.sequence.run('createIntercomm', () =>
+      createIntercomm(this, localLeader, peer, remoteLeader, tag, name),
     );
-  }
-
-  private async createIntercommNow(
-    localLeader: number,
-    peer: Communicator,
-    remoteLeader: number,
-    tag: number,
-    name?: string,
-  ): Promise<Communicator> {
-    const bad = this.intraOnly('createIntercomm') ?? this.badRank(localLeader, 'local leader');
-    if (bad) throw bad;
-    const localMax = await baseMax(this, this.host.contexts.nextCid);
-    let info: Int32Array | null = null;
-    if (this.rank === localLeader) {
-      const mine = new Int32Array([localMax, ...this.procs.map((p) => p.gps.grank)]);
-      const theirs = (await peer.sendrecv(
-        mine,
-        remoteLeader,
-        tag,
-        remoteLeader,
-        tag,
-      )) as Int32Array;
-      info = new Int32Array([Math.max(localMax, theirs[0]!), ...theirs.subarray(1)]);
-    }
-    const agreed = await baseBcast(this, localLeader, info);
-    const cid = agreed[0]!;
-    this.host.contexts.nextCid = Math.max(this.host.contexts.nextCid, cid + 1);
-    const byWorldRank = new Map(this.host.engine.procs.map((p) => [p.gps.grank, p]));
-    const remote = [...agreed.subarray(1)].map((g) => byWorldRank.get(g)!);
-    const c = new Communicator(
-      this.host,
-      cid,
-      this.procs,
-      this.rank,
-      name ?? `${this.name}.intercomm`,
-      remote,
-    );
-    c.errhandler = this.errhandler;
-    return c;
   }
 
   /**
@@ -325,28 +231,7 @@ export class Communicator {
    * `high = false` first (on a tie, the group whose first member has the lower world rank).
    */
   merge(high = false, name?: string): Promise<Communicator> {
-    return this.collectiveCall('merge', () => this.mergeNow(high, name));
-  }
-
-  private async mergeNow(high: boolean, name?: string): Promise<Communicator> {
-    if (!this.isInter) {
-      throw new MpiError(ErrorClass.ERR_COMM, `merge: ${this.name} is not an intercommunicator`);
-    }
-    const local = this.local;
-    const localMax = await baseMax(local, this.host.contexts.nextCid);
-    let info: Int32Array | null = null;
-    if (this.rank === 0) {
-      const mine = new Int32Array([localMax, high ? 1 : 0]);
-      const theirs = (await this.coll.sendrecv(mine, 0, MERGE_TAG, 0, MERGE_TAG)) as Int32Array;
-      const lowFirst =
-        high === !!theirs[1] ? this.procs[0]!.gps.grank < this.remote[0]!.gps.grank : !high;
-      info = new Int32Array([Math.max(localMax, theirs[0]!), lowFirst ? 1 : 0]);
-    }
-    const [cid, mineFirst] = await baseBcast(local, 0, info);
-    this.host.contexts.nextCid = Math.max(this.host.contexts.nextCid, cid! + 1);
-    const procs = mineFirst ? [...this.procs, ...this.remote] : [...this.remote, ...this.procs];
-    const me = this.procs[this.rank]!;
-    return this.derived(cid!, procs, procs.indexOf(me), name ?? `${this.name}.merge`);
+    return this.sequence.run('merge', () => mergeIntercomm(this, high, name));
   }
 
   /** `MPI_Comm_compare`: IDENT, CONGRUENT, SIMILAR or UNEQUAL. */
@@ -360,20 +245,15 @@ export class Communicator {
    * are not affected.
    */
   free(): Promise<void> {
-    return this.collectiveCall('free', () => this.freeNow());
-  }
-
-  private async freeNow(): Promise<void> {
-    if (this.cid === CID_WORLD_OR_SELF[0] || this.cid === CID_WORLD_OR_SELF[1]) {
-      throw new MpiError(
-        ErrorClass.ERR_COMM,
-        `free: ${this.name} is predefined and cannot be freed`,
-      );
-    }
-    const setup = this.collSetup;
-    this.freed = true;
-    this.attributes.clear(this);
-    if (setup) await this.host.collFramework.release(this, await setup);
+    return this.sequence.run('free', async () => {
+      const bad = checkFreeable(this);
+      if (bad) throw bad;
+      const setup = this.collSetup;
+      this.freed = true;
+      this.host.registry.remove(this);
+      this.attributes.clear(this);
+      if (setup) await this.host.collFramework.release(this, await setup);
+    });
   }
 
   /** Caches `value` on this communicator under `key` (`MPI_Comm_set_attr`). */
@@ -558,60 +438,9 @@ export class Communicator {
     ) as Promise<T | undefined>;
   }
 
-  /**
-   * Runs one collective: selects the coll modules on first use, then as `collectiveCall`.
-   */
+  /** Runs one collective: selects the coll modules on first use, in this communicator's order. */
   private collective<T>(call: string, body: (coll: CommColl) => Promise<T>): Promise<T> {
-    return this.collectiveCall(call, async () => body(await this.collectives()));
-  }
-
-  /**
-   * Runs one collective operation of this communicator (a collective or a constructor): checks
-   * the communicator, waits at the entry gate, runs after the collectives called before it on
-   * this communicator (calls started without awaiting the previous one would otherwise mix up
-   * their messages), bounds the wait by coll_base_timeout and applies the error handler. A
-   * collective that timed out leaves messages the others may still send: the communicator is
-   * then unusable for collectives, and says so.
-   */
-  private collectiveCall<T>(call: string, body: () => Promise<T>): Promise<T> {
-    const run = async (): Promise<T> => {
-      try {
-        if (this.freed)
-          throw new MpiError(ErrorClass.ERR_COMM, `${call}: ${this.name} has been freed`);
-        if (this.collBroken) {
-          throw new MpiError(
-            ErrorClass.ERR_COMM,
-            `${call}: ${this.name} cannot be used for collectives any more: ${this.collBroken}`,
-          );
-        }
-        const engine = this.host.engine;
-        if (!engine.gate.open) await engine.gate.deferPromise(() => RESOLVED);
-        const seconds = this.host.params.get<number>('coll_base_timeout');
-        if (seconds <= 0) return await body();
-        try {
-          return await withDeadline(body(), seconds * 1000, () =>
-            collTimeout(call, this.name, seconds),
-          );
-        } catch (err) {
-          if (err instanceof CollTimeout) this.collBroken = `${call} timed out`;
-          throw err;
-        }
-      } catch (err) {
-        throw this.raiseSync(err, call);
-      }
-    };
-    // A collective operation started from inside one on this communicator (a coll module's
-    // init building sub-communicators, a module calling another collective) runs at once.
-    const inside = collectiveScope.getStore();
-    if (inside?.has(this)) return run();
-    const scope = new Set(inside ?? []).add(this);
-    const inScope = () => collectiveScope.run(scope, run);
-    const result = this.collTail.then(inScope, inScope);
-    this.collTail = result.then(
-      () => {},
-      () => {},
-    );
-    return result;
+    return this.sequence.run(call, async () => body(await this.collectives()));
   }
 
   /** @internal Throws ERR_COMM when this communicator was freed. */
@@ -624,42 +453,10 @@ export class Communicator {
     }
   }
 
-  private intraOnly(call: string): MpiError | null {
-    return this.isInter
-      ? new MpiError(ErrorClass.ERR_COMM, `${call}: ${this.name} is an intercommunicator`)
-      : null;
-  }
-
-  private derived(cid: number, procs: readonly Proc[], rank: number, name: string): Communicator {
-    const c = new Communicator(this.host, cid, procs, rank, name);
-    c.errhandler = this.errhandler;
-    return c;
-  }
-
-  /** Both sides of an intercommunicator take the larger of their agreed context ids. */
-  private async agreeAcross(localCid: number): Promise<number> {
-    let info: Int32Array | null = null;
-    if (this.rank === 0) {
-      const theirs = (await this.coll.sendrecv(
-        new Int32Array([localCid]),
-        0,
-        MERGE_TAG,
-        0,
-        MERGE_TAG,
-      )) as Int32Array;
-      info = new Int32Array([Math.max(localCid, theirs[0]!)]);
-    }
-    const [cid] = await baseBcast(this.local, 0, info);
-    this.host.contexts.nextCid = Math.max(this.host.contexts.nextCid, cid! + 1);
-    return cid!;
-  }
-
   /** @internal */
   engineOf(): Engine {
     return this.host.engine;
   }
-
-  // ---- errors ------------------------------------------------------------------------------
 
   /** @internal Applies the error handler; returns the error for the caller to throw. */
   raiseSync(error: unknown, call: string): MpiError {
@@ -668,132 +465,6 @@ export class Communicator {
     if (h === ERRORS_ARE_FATAL) this.host.fatal(this, err, call);
     else if (h.fn) h.fn(this, err);
     return err;
-  }
-
-  private fail<T>(error: unknown, call: string): Promise<T> {
-    return Promise.reject(this.raiseSync(error, call));
-  }
-
-  private badRank(rank: number, what: string): MpiError | null {
-    if (Number.isInteger(rank) && rank >= 0 && rank < this.remote.length) return null;
-    return new MpiError(
-      ErrorClass.ERR_RANK,
-      `invalid ${what} rank ${String(rank)}: ${this.name} has ${this.isInter ? 'remote ' : ''}ranks 0-${this.remote.length - 1}` +
-        `${what === 'source' ? ', ANY_SOURCE' : ''} and PROC_NULL`,
-    );
-  }
-
-  private checkDest(dest: number): MpiError | null {
-    if (this.freed) return this.freedError();
-    return dest === PROC_NULL ? null : this.badRank(dest, 'destination');
-  }
-
-  private checkSource(source: number): MpiError | null {
-    if (this.freed) return this.freedError();
-    return source === ANY_SOURCE || source === PROC_NULL ? null : this.badRank(source, 'source');
-  }
-
-  private freedError(): MpiError {
-    return new MpiError(ErrorClass.ERR_COMM, `${this.name} has been freed`);
-  }
-
-  private checkTag(tag: number, receive: boolean): MpiError | null {
-    if (Number.isInteger(tag) && tag >= 0 && tag <= this.host.maxTag) return null;
-    if (receive && tag === ANY_TAG) return null;
-    return new MpiError(
-      ErrorClass.ERR_TAG,
-      `invalid tag ${String(tag)}: tags are integers 0-${this.host.maxTag}` +
-        `${receive ? ' or ANY_TAG' : ''}`,
-    );
-  }
-
-  private checkInto(into: unknown): MpiError | null {
-    return isBufferLike(into)
-      ? null
-      : new MpiError(
-          ErrorClass.ERR_BUFFER,
-          `the receive buffer must be a typed array, Buffer or DataView; to receive any value ` +
-            `use comm.recv(source, tag)`,
-        );
-  }
-
-  // ---- request building ---------------------------------------------------------------------
-
-  private fillSend(
-    req: RpiRequest,
-    type: ReqTypeValue,
-    bytes: Uint8Array,
-    kind: number,
-    dest: number,
-    tag: number,
-  ): void {
-    const proc = this.remote[dest]!;
-    req.type = type;
-    req.marks = ReqMark.SOURCE;
-    req.flags = 0;
-    req.buf = bytes;
-    req.kind = kind;
-    req.rank = dest;
-    req.tag = tag;
-    req.cid = this.cid;
-    req.myRank = this.rank;
-    req.proc = proc;
-    req.seq = proc.sendSeq = (proc.sendSeq + 1) >>> 0;
-  }
-
-  private fillRecv(
-    req: RpiRequest,
-    type: ReqTypeValue,
-    buf: Uint8Array | null,
-    kind: number,
-    source: number,
-    tag: number,
-  ): void {
-    req.type = type;
-    req.marks = ReqMark.DEST;
-    req.flags = 0;
-    req.buf = buf;
-    req.kind = kind;
-    req.rank = source;
-    req.tag = tag;
-    req.cid = this.cid;
-    req.myRank = this.rank;
-    req.proc = source === ANY_SOURCE ? null : this.remote[source]!;
-    req.seq = 0;
-  }
-
-  /** Runs a filled blocking request to completion; resolves with it (still to be released). */
-  private runBlocking(req: RpiRequest): Promise<RpiRequest> {
-    const engine = this.host.engine;
-    req.marks |= ReqMark.BLKTYPE;
-    engine.build(req);
-    req.onDone = null;
-    req.flags = ReqFlag.BLOCK;
-    engine.start(req);
-    if (req.state === ReqState.DONE) return Promise.resolve(req);
-    return new Promise<RpiRequest>((resolve) => {
-      req.onDone = resolve;
-    });
-  }
-
-  private finishBlocking(req: RpiRequest): MpiError | null {
-    const engine = this.host.engine;
-    const err = req.error;
-    engine.destroy(req);
-    engine.release(req);
-    return err;
-  }
-
-  private statusOf(req: RpiRequest, elementBytes: number): Status {
-    const st = new Status();
-    st.source = req.stSource;
-    st.tag = req.stTag;
-    st.byteLength = req.stLength;
-    st.kind = req.stKind;
-    st.cancelled = req.cancelled;
-    st.elementBytes = elementBytes;
-    st.error = req.error;
-    return st;
   }
 
   // ---- blocking sends ------------------------------------------------------------------------
@@ -819,78 +490,7 @@ export class Communicator {
   }
 
   private blockingSend(mode: SendMode, data: unknown, dest: number, tag: number): Promise<void> {
-    const engine = this.host.engine;
-    if (!engine.gate.open) {
-      return engine.gate.deferPromise(() => this.blockingSend(mode, data, dest, tag));
-    }
-    const bad = this.checkDest(dest) ?? this.checkTag(tag, false);
-    if (bad) return this.fail(bad, mode);
-    if (dest === PROC_NULL) return RESOLVED;
-    let bytes: Uint8Array;
-    let kind: number;
-    if (isBufferLike(data)) {
-      kind = kindOf(data);
-      bytes = data instanceof Uint8Array ? data : bytesOf(data);
-    } else {
-      try {
-        ({ bytes, kind } = encodeValue(data));
-      } catch (err) {
-        return this.fail(err, mode);
-      }
-    }
-    if (mode === 'bsend') {
-      try {
-        this.launchBuffered(bytes, kind, dest, tag);
-      } catch (err) {
-        return this.fail(err, mode);
-      }
-      return RESOLVED;
-    }
-    const req = engine.acquire();
-    this.fillSend(req, MODE_TYPE[mode], bytes, kind, dest, tag);
-    const a = engine.actions;
-    if (
-      mode !== 'ssend' &&
-      engine.fast &&
-      engine.activeCount === 0 &&
-      req.proc !== engine.myProc &&
-      a.fastsend?.(req)
-    ) {
-      engine.release(req);
-      return RESOLVED;
-    }
-    return this.runBlocking(req).then((r) => {
-      const err = this.finishBlocking(r);
-      if (err) return this.fail(err, mode);
-    });
-  }
-
-  /** Copies a message into the attached buffer and starts its transmission. */
-  private launchBuffered(bytes: Uint8Array, kind: number, dest: number, tag: number): void {
-    const buffer = this.host.bsendBuffer();
-    if (!buffer) {
-      throw new MpiError(
-        ErrorClass.ERR_BUFFER,
-        'buffered send without an attached buffer; call mpi.attachBuffer(size) first ' +
-          `(size = sum of message sizes + BSEND_OVERHEAD each)`,
-      );
-    }
-    const length = bytes.byteLength;
-    const offset = buffer.allocate(length);
-    const region = buffer.memory.subarray(offset, offset + length);
-    region.set(bytes);
-    const engine = this.host.engine;
-    const req = engine.acquire();
-    this.fillSend(req, ReqType.BSEND, region, kind, dest, tag);
-    req.marks |= ReqMark.DYNBUF;
-    req.onDone = (r) => {
-      if (r.error) engine.verbose(0, `buffered send to rank ${dest} failed: ${r.error.message}`);
-      engine.destroy(r);
-      engine.release(r);
-      buffer.release(offset, length);
-    };
-    engine.build(req);
-    engine.start(req);
+    return blockingSend(this, mode, data, dest, tag);
   }
 
   // ---- non-blocking and persistent sends -----------------------------------------------------
@@ -936,8 +536,8 @@ export class Communicator {
     dest: number,
     tag: number,
   ): Request<Status> {
-    const r = this.makeSend(call, mode, data, dest, tag, false);
-    this.startRequest(r);
+    const r = makeSend(this, call, mode, data, dest, tag, false);
+    startRequest(this, r);
     return r;
   }
 
@@ -949,74 +549,12 @@ export class Communicator {
     tag: number,
     persistent: boolean,
   ): Request<Status> {
-    const bad = this.checkDest(dest) ?? this.checkTag(tag, false);
-    if (bad) throw this.raiseSync(bad, call);
-    const engine = this.host.engine;
-    const buffer = isBufferLike(data);
-    let bytes: Uint8Array | null = buffer ? bytesOf(data) : null;
-    const kind = buffer ? kindOf(data) : DataKind.OBJECT;
-    let rreq: RpiRequest | null = null;
-    const encode = (): Uint8Array => {
-      // Objects are encoded at every start: a persistent request sends the current value.
-      if (bytes !== null && buffer) return bytes;
-      bytes = encodeValue(data).bytes;
-      return bytes;
-    };
-    const op: RequestOp = {
-      object: false,
-      elementBytes: 0,
-      immediateStatus: () => (dest === PROC_NULL ? procNullStatus() : new Status()),
-      destroy: (r) => engine.destroy(r),
-      launch: () => {
-        if (dest === PROC_NULL) return null;
-        const payload = encode();
-        if (mode === 'bsend') {
-          this.launchBuffered(payload, kind, dest, tag);
-          return null;
-        }
-        if (rreq === null) {
-          rreq = new RpiRequest();
-          this.fillSend(rreq, MODE_TYPE[mode], payload, kind, dest, tag);
-          if (persistent) rreq.marks |= ReqMark.PERSIST;
-          engine.build(rreq);
-        } else {
-          rreq.buf = payload;
-          const proc = rreq.proc!;
-          rreq.seq = proc.sendSeq = (proc.sendSeq + 1) >>> 0;
-        }
-        const r = rreq;
-        if (!persistent) rreq = null;
-        engine.start(r);
-        return r;
-      },
-    };
-    return persistent ? new PersistentRequest(this, call, op, true) : new Request(this, call, op);
-  }
-
-  /** Starts a request, now or (checkpoint in progress) when the entry gate opens. */
-  private startRequest(r: Request<unknown>, call = r.callName): void {
-    const engine = this.host.engine;
-    try {
-      if (engine.gate.open) r.begin();
-      else {
-        // The request is active from the caller's point of view; the rpi sees it later.
-        r.pend();
-        engine.gate.defer(() => {
-          try {
-            r.begin();
-          } catch (err) {
-            this.raiseSync(err, call);
-          }
-        });
-      }
-    } catch (err) {
-      throw this.raiseSync(err, call);
-    }
+    return makeSend(this, call, mode, data, dest, tag, persistent);
   }
 
   /** @internal `PersistentRequest.start`. */
   startPersistent(r: PersistentRequest<unknown>): void {
-    this.startRequest(r, 'start');
+    startRequest(this, r, 'start');
   }
 
   // ---- receives --------------------------------------------------------------------------
@@ -1038,91 +576,10 @@ export class Communicator {
     b?: number | Status,
     c?: number | Status,
   ): Promise<Status> | Promise<unknown> {
-    if (isBufferLike(a))
-      return this.recvInto(a, (b as number) ?? ANY_SOURCE, (c as number) ?? ANY_TAG);
-    return this.recvValue(a ?? ANY_SOURCE, (b as number) ?? ANY_TAG, c as Status | undefined);
-  }
-
-  private recvInto(into: BufferLike, source: number, tag: number): Promise<Status> {
-    const engine = this.host.engine;
-    if (!engine.gate.open) return engine.gate.deferPromise(() => this.recvInto(into, source, tag));
-    const bad = this.checkSource(source) ?? this.checkTag(tag, true);
-    if (bad) return this.fail(bad, 'recv');
-    if (source === PROC_NULL) return Promise.resolve(procNullStatus());
-    const kind = kindOf(into);
-    const elementBytes = elementSize(kind);
-    const req = engine.acquire();
-    this.fillRecv(
-      req,
-      ReqType.RECV,
-      into instanceof Uint8Array ? into : bytesOf(into),
-      kind,
-      source,
-      tag,
-    );
-    const a = engine.actions;
-    if (
-      engine.fast &&
-      engine.activeCount === 0 &&
-      source !== ANY_SOURCE &&
-      req.proc !== engine.myProc &&
-      a.fastrecv?.(req)
-    ) {
-      const st = this.statusOf(req, elementBytes);
-      const err = req.error;
-      engine.release(req);
-      return err ? this.fail(err, 'recv') : Promise.resolve(st);
+    if (isBufferLike(a)) {
+      return recvInto(this, a, (b as number) ?? ANY_SOURCE, (c as number) ?? ANY_TAG);
     }
-    return this.runBlocking(req).then((r) => {
-      const st = this.statusOf(r, elementBytes);
-      const err = this.finishBlocking(r);
-      return err ? this.fail<Status>(err, 'recv') : st;
-    });
-  }
-
-  private recvValue(source: number, tag: number, status?: Status): Promise<unknown> {
-    const engine = this.host.engine;
-    if (!engine.gate.open) {
-      return engine.gate.deferPromise(() => this.recvValue(source, tag, status));
-    }
-    const bad = this.checkSource(source) ?? this.checkTag(tag, true);
-    if (bad) return this.fail(bad, 'recv');
-    if (source === PROC_NULL) {
-      if (status) Object.assign(status, procNullStatus());
-      return Promise.resolve(undefined);
-    }
-    const req = engine.acquire();
-    this.fillRecv(req, ReqType.RECV, null, DataKind.OBJECT, source, tag);
-    const finish = (r: RpiRequest): unknown => {
-      if (status) Object.assign(status, this.statusOf(r, 0));
-      let err = r.error;
-      let value: unknown;
-      if (!err) {
-        try {
-          value = decodeValue(r.buf ?? new Uint8Array(0), r.stKind);
-        } catch (e) {
-          err = e as MpiError;
-        }
-      }
-      return err ? err : value;
-    };
-    const a = engine.actions;
-    if (
-      engine.fast &&
-      engine.activeCount === 0 &&
-      source !== ANY_SOURCE &&
-      req.proc !== engine.myProc &&
-      a.fastrecv?.(req)
-    ) {
-      const out = finish(req);
-      engine.release(req);
-      return out instanceof MpiError ? this.fail(out, 'recv') : Promise.resolve(out);
-    }
-    return this.runBlocking(req).then((r) => {
-      const out = finish(r);
-      this.finishBlocking(r);
-      return out instanceof MpiError ? this.fail(out, 'recv') : out;
-    });
+    return recvValue(this, a ?? ANY_SOURCE, (b as number) ?? ANY_TAG, c as Status | undefined);
   }
 
   /**
@@ -1133,7 +590,7 @@ export class Communicator {
   irecv<T = unknown>(source?: number, tag?: number): Request<T>;
   irecv(a?: BufferLike | number, b?: number, c?: number): Request<unknown> {
     const r = this.makeRecv('irecv', a, b, c, false);
-    this.startRequest(r);
+    startRequest(this, r);
     return r;
   }
 
@@ -1151,38 +608,7 @@ export class Communicator {
     c: number | undefined,
     persistent: boolean,
   ): Request<unknown> {
-    const into = isBufferLike(a) ? a : null;
-    const source = (into ? b : (a as number | undefined)) ?? ANY_SOURCE;
-    const tag = (into ? c : b) ?? ANY_TAG;
-    const bad = this.checkSource(source) ?? this.checkTag(tag, true);
-    if (bad) throw this.raiseSync(bad, call);
-    const engine = this.host.engine;
-    const kind = into ? kindOf(into) : DataKind.OBJECT;
-    const bytes = into ? bytesOf(into) : null;
-    let rreq: RpiRequest | null = null;
-    const op: RequestOp = {
-      object: into === null,
-      elementBytes: into ? elementSize(kind) : 0,
-      immediateStatus: procNullStatus,
-      destroy: (r) => engine.destroy(r),
-      launch: () => {
-        if (source === PROC_NULL) return null;
-        if (rreq === null) {
-          rreq = new RpiRequest();
-          this.fillRecv(rreq, ReqType.RECV, bytes, kind, source, tag);
-          if (persistent) rreq.marks |= ReqMark.PERSIST;
-          engine.build(rreq);
-        } else {
-          rreq.buf = bytes;
-          rreq.proc = source === ANY_SOURCE ? null : this.remote[source]!;
-        }
-        const r = rreq;
-        if (!persistent) rreq = null;
-        engine.start(r);
-        return r;
-      },
-    };
-    return persistent ? new PersistentRequest(this, call, op, true) : new Request(this, call, op);
+    return makeRecv(this, call, a, b, c, persistent);
   }
 
   // ---- probe -------------------------------------------------------------------------------
@@ -1192,28 +618,12 @@ export class Communicator {
    * received), or undefined. `status.count` is in the sender's element type.
    */
   iprobe(source: number = ANY_SOURCE, tag: number = ANY_TAG): Status | undefined {
-    const bad = this.checkSource(source) ?? this.checkTag(tag, true);
-    if (bad) throw this.raiseSync(bad, 'iprobe');
-    if (source === PROC_NULL) return procNullStatus();
-    const engine = this.host.engine;
-    if (!engine.gate.open) return undefined;
-    const req = engine.acquire();
-    this.fillRecv(req, ReqType.PROBE, null, DataKind.OBJECT, source, tag);
-    const found = engine.actions.iprobe(req);
-    const st = found ? this.statusOf(req, 0) : undefined;
-    engine.release(req);
-    return st;
+    return iprobe(this, source, tag);
   }
 
   /** Blocking probe (`MPI_Probe`): waits until a matching message has arrived. */
-  async probe(source: number = ANY_SOURCE, tag: number = ANY_TAG): Promise<Status> {
-    const engine = this.host.engine;
-    if (!engine.gate.open) await engine.gate.deferPromise(() => RESOLVED);
-    for (;;) {
-      const st = this.iprobe(source, tag);
-      if (st) return st;
-      await engine.nextArrival();
-    }
+  probe(source: number = ANY_SOURCE, tag: number = ANY_TAG): Promise<Status> {
+    return probe(this, source, tag);
   }
 
   // ---- combined ----------------------------------------------------------------------------
@@ -1271,8 +681,8 @@ export class Communicator {
     source: number = ANY_SOURCE,
     recvTag: number = ANY_TAG,
   ): Promise<Status> {
-    const err = this.checkInto(buf);
-    if (err) return this.fail(err, 'sendrecvReplace');
+    const err = checkInto(buf);
+    if (err) throw this.raiseSync(err, 'sendrecvReplace');
     const bytes = bytesOf(buf);
     const copy = Buffer.allocUnsafeSlow(bytes.byteLength);
     copy.set(bytes);

@@ -2,23 +2,32 @@ import type { ParamRegistry, VerboseStream } from '@ssi/core';
 import { ErrorClass, MpiError } from './errors';
 import { EntryGate } from './gate';
 import { keepAlive } from './keep-alive';
+import { matchStatus } from './matching/delivery';
+import type { MessageHeader } from './matching/header';
+import { Matcher } from './matching/matcher';
+import { SelfChannel } from './matching/self-channel';
+import type { UnexpectedMessage } from './matching/unexpected';
 import type { Proc } from './proc';
 import { ProcMode } from './proc';
-import { ReqFlag, ReqState, RpiRequest } from './rpi/request';
+import { ReqFlag, ReqState, ReqType, RpiRequest } from './rpi/request';
 import type { RpiActions, RpiHost, RpiRuntime } from './rpi/types';
 
 const POOL_MAX = 64;
+/** Sends to self up to this many bytes are copied and complete at once; longer ones wait. */
+const SELF_EAGER_LIMIT = 64 * 1024;
 
 /**
  * The progression engine of the MPI layer: the active request list (Ch. 5.1.2), the request
- * life cycle around the selected rpi module (build → start → done → destroy, Fig. 5.2), the
- * entry gate and the rpi checkpoint quartet. It is the `RpiHost` the module is given.
+ * life cycle around the selected rpi module (build → start → done → destroy, Fig. 5.2), message
+ * matching (posted receives, unexpected messages, sends to self: the MPI layer's, not the rpi's),
+ * the entry gate and the rpi checkpoint quartet. It is the `RpiHost` the module is given.
  */
 export class Engine implements RpiHost {
   actions!: RpiActions;
   moduleName = '';
+  /** Every MPI call enters through the gate (held while a checkpoint is in progress). */
   readonly gate = new EntryGate();
-  /** Whether blocking calls may use the rpi's fastsend / fastrecv. */
+  /** Whether blocking sends may use the rpi's fastsend. */
   fast = true;
   /** Set at the start of finalize: lost connections are expected from then on. */
   finalizing = false;
@@ -31,6 +40,9 @@ export class Engine implements RpiHost {
   private readonly pool: RpiRequest[] = [];
   private probeWaiters: (() => void)[] = [];
   private polling = false;
+  /** Posted receives and unexpected messages of every path the rpi drives. */
+  readonly matcher = new Matcher(() => this.arrived());
+  private readonly self: SelfChannel;
   /** Called when a peer is lost outside finalize (the MPI layer applies the error handler). */
   onPeerFailed: (proc: Proc, error: MpiError) => void = () => {};
 
@@ -40,7 +52,9 @@ export class Engine implements RpiHost {
     readonly runtime: RpiRuntime,
     readonly params: ParamRegistry,
     private readonly verboseStream: VerboseStream,
-  ) {}
+  ) {
+    this.self = new SelfChannel(this.matcher, myProc, (r) => this.complete(r), SELF_EAGER_LIMIT);
+  }
 
   verbose(level: number, message: string): void {
     this.verboseStream.log(level, message);
@@ -73,18 +87,67 @@ export class Engine implements RpiHost {
     this.actions.build(req);
   }
 
-  /** Puts a built request on the active list in the start state and lets the rpi start it. */
+  /**
+   * Starts a built request: a receive is matched against the unexpected messages first (one that
+   * completes at once never touches the active list); everything else goes on the active list in
+   * the start state and to the rpi, or to the self channel for a send to this process.
+   */
   start(req: RpiRequest): void {
     req.resetForStart();
     req.state = ReqState.START;
+    if (req.type === ReqType.RECV) {
+      this.startRecv(req);
+      return;
+    }
+    this.link(req);
+    if (req.proc === this.myProc) this.self.send(req);
+    else this.actions.start(req);
+    if (this.actions.polling && (req.state as number) !== ReqState.DONE) this.poll();
+  }
+
+  private startRecv(req: RpiRequest): void {
+    const m = this.matcher.unexpectedCount === 0 ? null : this.matcher.takeUnexpected(req);
+    if (m !== null) {
+      this.take(req, m);
+      if ((req.state as number) !== ReqState.DONE) this.link(req);
+      return;
+    }
+    this.link(req);
+    this.matcher.post(req);
+    this.actions.posted?.(req);
+    if (this.actions.polling) this.poll();
+  }
+
+  /** A receive took an unexpected message: status, then whoever queued it finishes the transfer. */
+  private take(req: RpiRequest, m: UnexpectedMessage): void {
+    matchStatus(req, m.proc, m);
+    if (m.proc === this.myProc) this.self.receive(req, m);
+    else this.actions.matched(req, m);
+  }
+
+  /**
+   * A blocking send's fast path (C.2.13), the one place its policy lives: only while nothing is
+   * active (nothing it could overtake), to another process, and when the module has one.
+   * True when the send is complete.
+   */
+  tryFastSend(req: RpiRequest): boolean {
+    const fastsend = this.actions.fastsend;
+    return (
+      fastsend !== undefined &&
+      this.fast &&
+      this.activeCount === 0 &&
+      req.proc !== this.myProc &&
+      fastsend.call(this.actions, req)
+    );
+  }
+
+  private link(req: RpiRequest): void {
     req.aPrev = this.aTail;
     req.aNext = null;
     if (this.aTail) this.aTail.aNext = req;
     else this.aHead = req;
     this.aTail = req;
     if (this.activeCount++ === 0) keepAlive.hold();
-    this.actions.start(req);
-    if (this.actions.polling && (req.state as number) !== ReqState.DONE) this.poll();
   }
 
   destroy(req: RpiRequest): void {
@@ -113,11 +176,56 @@ export class Engine implements RpiHost {
     return out;
   }
 
-  /** Asks the rpi to take a request back; the request completes (cancelled or not) as usual. */
+  /**
+   * Asks for a request back (`MPI_Cancel`): an unmatched receive or an unmatched send to self is
+   * taken back here; a send to another process is the rpi's to take back. The request completes
+   * (cancelled or not) as usual.
+   */
   cancel(req: RpiRequest): void {
     if (req.state === ReqState.DONE || req.state === ReqState.INIT) return;
     req.flags |= ReqFlag.CANCEL;
-    this.actions.cancel(req);
+    if (req.type === ReqType.RECV) {
+      if (!this.matcher.unpost(req)) return;
+      this.actions.unposted?.(req);
+      req.cancelled = true;
+      this.complete(req);
+    } else if (req.proc === this.myProc) this.self.cancel(req);
+    else this.actions.cancel(req);
+  }
+
+  // ---- matching: the rpi's side (RpiHost) --------------------------------------------------
+
+  /** `RpiHost.matchPosted`: the posted receive an arriving message matches, status recorded. */
+  matchPosted(proc: Proc, header: MessageHeader): RpiRequest | null {
+    if (this.matcher.postedCount === 0) return null;
+    const req = this.matcher.takePosted(header.cid, header.rank, header.tag);
+    if (req !== null) matchStatus(req, proc, header);
+    return req;
+  }
+
+  /** `RpiHost.queueUnexpected`. */
+  queueUnexpected(msg: UnexpectedMessage): void {
+    this.matcher.addUnexpected(msg);
+  }
+
+  /** `RpiHost.withdrawUnexpected`. */
+  withdrawUnexpected(msg: UnexpectedMessage): boolean {
+    return this.matcher.removeUnexpected(msg);
+  }
+
+  /**
+   * Non-blocking probe (C.2.11, now the MPI layer's): fills the status fields of `req` from the
+   * earliest unexpected message it matches and returns true, or false.
+   */
+  iprobe(req: RpiRequest): boolean {
+    if (this.matcher.unexpectedCount === 0) return false;
+    const m = this.matcher.findUnexpected(req);
+    if (m === null) return false;
+    req.stSource = m.rank;
+    req.stTag = m.tag;
+    req.stLength = m.length;
+    req.stKind = m.kind;
+    return true;
   }
 
   // ---- progress for polling transports ---------------------------------------------------
@@ -141,8 +249,8 @@ export class Engine implements RpiHost {
 
   // ---- probes ------------------------------------------------------------------------------
 
-  /** `RpiHost.arrived`: an unexpected message was queued; blocking probes look again. */
-  arrived(): void {
+  /** An unexpected message was queued; blocking probes look again. */
+  private arrived(): void {
     if (this.probeWaiters.length === 0) return;
     const waiters = this.probeWaiters;
     this.probeWaiters = [];

@@ -1,11 +1,18 @@
 /**
- * The MPI entry gate (DESIGN.md §6, Ch. 7.2.2's library lock): while a checkpoint is in
- * progress every MPI entry point waits at the gate, and when the gate opens again the waiting
- * operations proceed in the order they were called, before anything called later. Nothing is
- * lost or reordered.
+ * The MPI entry gate (DESIGN.md §6, Ch. 7.2.2's library lock), the one place every MPI call
+ * enters the library: while a checkpoint is in progress every entry point waits at the gate, and
+ * when the gate opens again the waiting operations proceed in the order they were called, before
+ * anything called later. Nothing is lost or reordered.
  *
- * Entry points check `open` (one property read on the hot path). When closed they `defer` the
- * rest of the call; `reopen` runs the deferred calls synchronously, in order.
+ * Entry points use one of three shapes, so that no call site open-codes the check:
+ * - `call(fn)`: an asynchronous call (blocking send/receive, collectives, probe, finalize) runs
+ *   now, or when the gate opens; the caller's promise settles as `fn`'s does.
+ * - `run(fn, held)`: a call that returns at once (starting a non-blocking request, cancel) runs
+ *   now, or `held()` runs now and `fn` when the gate opens.
+ * - `query(fn, held)`: a non-blocking question (`iprobe`) is answered now, or with `held` (the
+ *   answer a call made during the checkpoint gets: nothing has arrived).
+ *
+ * Open, each costs one property read and a call: the hot path stays as it was.
  */
 export class EntryGate {
   open = true;
@@ -15,16 +22,11 @@ export class EntryGate {
     this.open = false;
   }
 
-  /** Runs `fn` when the gate opens (now, if it is open). */
-  defer(fn: () => void): void {
-    if (this.open) fn();
-    else this.deferred.push(fn);
-  }
-
-  /** Defers a call that returns a promise; the result settles as the deferred call's does. */
-  deferPromise<T>(fn: () => Promise<T>): Promise<T> {
+  /** An asynchronous entry point: `fn` runs now, or when the gate opens. */
+  call<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.open) return fn();
     return new Promise<T>((resolve, reject) => {
-      this.defer(() => {
+      this.deferred.push(() => {
         try {
           fn().then(resolve, reject);
         } catch (err) {
@@ -32,6 +34,20 @@ export class EntryGate {
         }
       });
     });
+  }
+
+  /** An entry point that returns at once: `fn` runs now, or `held` now and `fn` at reopening. */
+  run(fn: () => void, held?: () => void): void {
+    if (this.open) fn();
+    else {
+      held?.();
+      this.deferred.push(fn);
+    }
+  }
+
+  /** A non-blocking query: `fn`'s answer now, or `held` while the gate is closed. */
+  query<T>(fn: () => T, held: T): T {
+    return this.open ? fn() : held;
   }
 
   reopen(): void {

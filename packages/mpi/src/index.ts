@@ -153,6 +153,10 @@ export type { AbortMsg } from './launch/hub-protocol';
 export { formatAddress, HUB_ENV } from './launch/hub-protocol';
 export type { HubEvents } from './launch/job-hub';
 export { JobHub } from './launch/job-hub';
+export { deliverBytes } from './matching/delivery';
+export type { MessageFields } from './matching/header';
+export { MessageHeader } from './matching/header';
+export { UnexpectedMessage } from './matching/unexpected';
 export type { InitOptions } from './mpi';
 export { Mpi } from './mpi';
 export { MPI_BASE_PARAMS, registerMpiParams } from './params';
@@ -167,14 +171,13 @@ export {
   KIND_SHIFT,
   PROTOCOL_MASK,
   readEnvelope,
+  WireEnvelope,
   writeEnvelope,
 } from './rpi/envelope';
 export type { RpiChoice } from './rpi/framework';
 export { RpiFramework } from './rpi/framework';
-export { deliverBytes, Matcher, matchStatus, QueueList, UnexpectedMessage } from './rpi/matching';
 export type { ReqStateValue, ReqTypeValue } from './rpi/request';
 export { ReqFlag, ReqMark, ReqState, ReqType, RpiRequest } from './rpi/request';
-export { SelfChannel } from './rpi/self';
 export type {
   RpiActions,
   RpiHost,

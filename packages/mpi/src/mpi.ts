@@ -7,6 +7,7 @@ import { BsendBuffer } from './bsend';
 import { CollFramework } from './coll/framework';
 import type { CommHost } from './comm';
 import { Communicator } from './comm';
+import { CommRegistry } from './comm-registry';
 import type { ThreadLevel } from './constants';
 import {
   CID_SELF,
@@ -79,6 +80,8 @@ export class Mpi implements CommHost {
   readonly contexts = { nextCid: 2 };
   /** @internal */
   collFramework!: CollFramework;
+  /** @internal The live communicators. */
+  readonly registry = new CommRegistry();
   private framework: RpiFramework | null = null;
   private attached: BsendBuffer | null = null;
   private state: 'init' | 'running' | 'finalizing' | 'finalized' = 'init';
@@ -228,6 +231,8 @@ export class Mpi implements CommHost {
     this.collFramework = new CollFramework(ctx, write);
     this.COMM_WORLD = new Communicator(this, CID_WORLD, worldProcs, runtime.rank, 'COMM_WORLD');
     this.COMM_SELF = new Communicator(this, CID_SELF, [myProc], 0, 'COMM_SELF');
+    this.registry.add(this.COMM_WORLD);
+    this.registry.add(this.COMM_SELF);
     this.state = 'running';
     this.verbose.log(
       10,
@@ -312,6 +317,14 @@ export class Mpi implements CommHost {
 
   // ---- environment queries -----------------------------------------------------------------
 
+  /**
+   * The live communicators, oldest first: COMM_WORLD, COMM_SELF and every communicator the
+   * program built and has not freed.
+   */
+  communicators(): Communicator[] {
+    return this.registry.list();
+  }
+
   /** The thread level provided (`MPI_Query_thread`). */
   queryThread(): ThreadLevel {
     return this.threadLevel;
@@ -373,7 +386,7 @@ export class Mpi implements CommHost {
       );
     }
     const engine = this.engine;
-    if (!engine.gate.open) await engine.gate.deferPromise(() => Promise.resolve());
+    await engine.gate.call(() => Promise.resolve());
     this.state = 'finalizing';
     if (this.attached) await this.attached.drained();
     const pending = engine.active();

@@ -108,10 +108,10 @@ describe('MPI layer in one process', () => {
       'interrupt',
       'checkpoint',
       'continue',
-      'start recv tag 21',
-      'start send tag 21',
-      'start send tag 22',
-      'start recv tag 22',
+      'build recv tag 21',
+      'build send tag 21',
+      'build send tag 22',
+      'build recv tag 22',
     ]);
     await within(sent, 'the gated send');
     expect(await within(recv.wait(), 'the gated receive')).toBe('first');

@@ -2,8 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { ANY_SOURCE, ANY_TAG } from '../src/constants';
 import { DataKind } from '../src/data';
 import { ErrorClass } from '../src/errors';
+import { deliverBytes, matchStatus } from '../src/matching/delivery';
+import { Matcher } from '../src/matching/matcher';
+import { UnexpectedMessage } from '../src/matching/unexpected';
 import { Proc } from '../src/proc';
-import { deliverBytes, Matcher, matchStatus, UnexpectedMessage } from '../src/rpi/matching';
 import { ReqFlag, ReqType, RpiRequest } from '../src/rpi/request';
 
 const procs = [0, 1, 2].map(
@@ -21,8 +23,12 @@ function recv(rank: number, tag: number, cid = 0, buf: Uint8Array | null = new U
   return r;
 }
 
+function header(cid: number, rank: number, tag: number, length: number, kind: number, seq: number) {
+  return { cid, rank, tag, length, kind, seq };
+}
+
 function msg(rank: number, tag: number, cid = 0, length = 4) {
-  return new UnexpectedMessage(procs[rank]!, cid, rank, tag, length, DataKind.UINT8, 1, 0);
+  return new UnexpectedMessage(procs[rank]!, header(cid, rank, tag, length, DataKind.UINT8, 1), 0);
 }
 
 describe('Matcher', () => {
@@ -104,7 +110,7 @@ describe('Matcher', () => {
 describe('matchStatus and deliverBytes', () => {
   it('fills the status and delivers into the buffer', () => {
     const r = recv(1, 4);
-    const n = matchStatus(r, procs[1]!, 1, 4, 3, DataKind.INT8, 9);
+    const n = matchStatus(r, procs[1]!, header(0, 1, 4, 3, DataKind.INT8, 9));
     expect([n, r.stSource, r.stTag, r.stLength, r.stKind, r.seq, r.proc]).toEqual([
       3,
       1,
@@ -120,7 +126,7 @@ describe('matchStatus and deliverBytes', () => {
 
   it('truncates with ERR_TRUNCATE and delivers what fits', () => {
     const r = recv(1, 4, 0, new Uint8Array(2));
-    expect(matchStatus(r, procs[1]!, 1, 4, 5, DataKind.UINT8, 1)).toBe(2);
+    expect(matchStatus(r, procs[1]!, header(0, 1, 4, 5, DataKind.UINT8, 1))).toBe(2);
     expect(r.flags & ReqFlag.TRUNC).toBeTruthy();
     expect(r.error?.errorClass).toBe(ErrorClass.ERR_TRUNCATE);
     deliverBytes(r, new Uint8Array([1, 2, 3, 4, 5]), false);
@@ -129,18 +135,18 @@ describe('matchStatus and deliverBytes', () => {
 
   it('flags an object message received into a typed buffer as ERR_TYPE', () => {
     const r = recv(1, 4);
-    matchStatus(r, procs[1]!, 1, 4, 5, DataKind.OBJECT, 1);
+    matchStatus(r, procs[1]!, header(0, 1, 4, 5, DataKind.OBJECT, 1));
     expect(r.error?.className).toBe('ERR_TYPE');
   });
 
   it('adopts or copies for a receive without a buffer', () => {
     const data = new Uint8Array([1, 2, 3]);
     const a = recv(1, 1, 0, null);
-    matchStatus(a, procs[1]!, 1, 1, 3, DataKind.UINT8, 1);
+    matchStatus(a, procs[1]!, header(0, 1, 1, 3, DataKind.UINT8, 1));
     deliverBytes(a, data, true);
     expect(a.buf).toBe(data);
     const b = recv(1, 1, 0, null);
-    matchStatus(b, procs[1]!, 1, 1, 3, DataKind.UINT8, 1);
+    matchStatus(b, procs[1]!, header(0, 1, 1, 3, DataKind.UINT8, 1));
     deliverBytes(b, data, false);
     expect(b.buf).not.toBe(data);
     expect([...b.buf!]).toEqual([1, 2, 3]);

@@ -123,20 +123,37 @@ describe('BsendBuffer', () => {
 });
 
 describe('EntryGate', () => {
-  it('runs calls deferred while closed in call order, before later ones', async () => {
+  it('runs calls held while closed in call order, before later ones', async () => {
     const g = new EntryGate();
     const order: string[] = [];
-    g.defer(() => order.push('open'));
+    g.run(() => order.push('open'));
     g.close();
-    g.defer(() => order.push('a'));
-    const p = g.deferPromise(async () => order.push('b'));
-    g.defer(() => order.push('c'));
-    expect(order).toEqual(['open']);
+    g.run(
+      () => order.push('a'),
+      () => order.push('a held'),
+    );
+    const p = g.call(async () => order.push('b'));
+    g.run(() => order.push('c'));
+    expect(g.query(() => 'answered', 'held')).toBe('held');
+    expect(order).toEqual(['open', 'a held']);
     expect(g.waiting).toBe(3);
     g.reopen();
-    g.defer(() => order.push('d'));
+    g.run(() => order.push('d'));
     await p;
-    expect(order).toEqual(['open', 'a', 'b', 'c', 'd']);
+    expect(order).toEqual(['open', 'a held', 'a', 'b', 'c', 'd']);
+    expect(g.query(() => 'answered', 'held')).toBe('answered');
+  });
+
+  it('settles a held call as the call does, also when it throws', async () => {
+    const g = new EntryGate();
+    g.close();
+    const ok = g.call(async () => 7);
+    const bad = g.call(() => {
+      throw new Error('boom');
+    });
+    g.reopen();
+    await expect(ok).resolves.toBe(7);
+    await expect(bad).rejects.toThrow('boom');
   });
 });
 

@@ -1,6 +1,6 @@
 import net from 'node:net';
 import type { Proc, RpiRequest, UnexpectedMessage } from '@ssi/mpi';
-import { ENVELOPE_BYTES, writeEnvelope } from '@ssi/mpi';
+import { ENVELOPE_BYTES, WireEnvelope, writeEnvelope } from '@ssi/mpi';
 import { PeerCredits } from './credits';
 import type { Hello } from './handshake';
 import {
@@ -50,18 +50,8 @@ export interface ConnectionOwner {
   readonly directMin: number;
   /** Byte counters: how message bodies were read. */
   readonly stats: ReadStats;
-  /** An envelope arrived (fields in wire order). */
-  onEnvelope(
-    conn: Connection,
-    length: number,
-    tag: number,
-    flags: number,
-    rank: number,
-    cid: number,
-    seq: number,
-    sid: number,
-    rid: number,
-  ): void;
+  /** An envelope arrived; `env` is the connection's record, refilled for the next envelope. */
+  onEnvelope(conn: Connection, env: WireEnvelope): void;
   /** A body read into a posted receive is complete. */
   bodyDone(conn: Connection, req: RpiRequest): void;
   /** A body read into an unexpected message is complete. */
@@ -95,6 +85,8 @@ export class Connection {
   readonly credits = new PeerCredits<RpiRequest>();
   readonly ready: Promise<void>;
   closing = false;
+  /** The envelope being handled (one record per connection, refilled for every envelope). */
+  private readonly envelope = new WireEnvelope();
 
   private rstate: number;
   private readonly hdr = Buffer.allocUnsafe(Math.max(ENVELOPE_BYTES, RESPONSE_BYTES, HELLO_BYTES));
@@ -292,17 +284,7 @@ export class Connection {
           src = this.hdr;
           at = 0;
         }
-        this.owner.onEnvelope(
-          this,
-          src.readUInt32LE(at),
-          src.readInt32LE(at + 4),
-          src.readUInt32LE(at + 8),
-          src.readInt32LE(at + 12),
-          src.readUInt32LE(at + 16),
-          src.readUInt32LE(at + 20),
-          src.readUInt32LE(at + 24),
-          src.readUInt32LE(at + 28),
-        );
+        this.owner.onEnvelope(this, this.envelope.read(src, at));
       } else if (state === R_BODY) {
         const want = this.bodyLen - this.bodyOff;
         const take = Math.min(want, n - off);

@@ -1,20 +1,16 @@
 import net from 'node:net';
-import type { Proc, RpiActions, RpiHost, RpiRequest } from '@ssi/mpi';
+import type { Proc, RpiActions, RpiHost, RpiRequest, WireEnvelope } from '@ssi/mpi';
 import {
   allocMessage,
   deliverBytes,
   EnvFlag,
   ErrorClass,
   KIND_SHIFT,
-  Matcher,
   MpiError,
-  matchStatus,
   OobTag,
-  PROTOCOL_MASK,
   ProcMode,
   ReqState,
   ReqType,
-  SelfChannel,
   UnexpectedMessage,
 } from '@ssi/mpi';
 import type { ConnectionOwner, ReadStats } from './connection';
@@ -73,8 +69,6 @@ export class TcpRpi implements RpiActions, ConnectionOwner {
   private crossedSends = 0;
   private askedSends = 0;
 
-  private readonly matcher: Matcher;
-  private readonly self: SelfChannel;
   private readonly conns = new Map<Proc, Connection>();
   /** Sends waiting for a clear-to-send, a synchronous acknowledgement or a flush, by id. */
   private readonly sends = new Map<number, RpiRequest>();
@@ -98,8 +92,6 @@ export class TcpRpi implements RpiActions, ConnectionOwner {
     this.staging = Buffer.allocUnsafeSlow(Math.max(settings.readBuffer, 4096));
     this.stagingSmall = this.staging.subarray(0, Math.min(settings.smallRead, this.staging.length));
     this.directMin = settings.directMin;
-    this.matcher = new Matcher(() => host.arrived());
-    this.self = new SelfChannel(this.matcher, host, settings.short);
   }
 
   // ---- set-up (addprocs, C.2.5) --------------------------------------------------------------
@@ -270,17 +262,10 @@ export class TcpRpi implements RpiActions, ConnectionOwner {
     return false;
   }
 
+  /** A send to another process (receives and sends to self are the MPI layer's). */
   start(req: RpiRequest): void {
     req.rpi = 0;
-    if (req.type === ReqType.RECV) {
-      this.startRecv(req);
-      return;
-    }
     const proc = req.proc!;
-    if (proc === this.host.myProc) {
-      this.self.send(req);
-      return;
-    }
     const conn = this.conns.get(proc);
     if (!conn || proc.mode & ProcMode.DEAD) {
       req.error = new MpiError(
@@ -365,22 +350,13 @@ export class TcpRpi implements RpiActions, ConnectionOwner {
     this.host.complete(req);
   }
 
-  private startRecv(req: RpiRequest): void {
-    const m = this.matcher.takeUnexpected(req);
-    if (m === null) {
-      this.matcher.post(req);
-      this.grantCredit(req);
-      return;
-    }
-    this.receiveUnexpected(req, m);
-  }
-
   /**
    * A receive posted before its message arrived: if a long message may fill it, tell the sender,
    * so that the message comes at once instead of asking first. Only for one named peer (an
    * ANY_SOURCE receive cannot know who to tell) and a buffer of known size.
    */
-  private grantCredit(req: RpiRequest): void {
+  posted(req: RpiRequest): void {
+    req.rpi = 0;
     const proc = req.proc;
     const buf = req.buf;
     if (!this.settings.credits || proc === null || buf === null) return;
@@ -413,25 +389,24 @@ export class TcpRpi implements RpiActions, ConnectionOwner {
     return id;
   }
 
-  /** A receive took an unexpected message. */
-  private receiveUnexpected(req: RpiRequest, m: UnexpectedMessage): void {
-    const proc = m.proc;
-    if (proc === this.host.myProc) {
-      this.self.receive(req, m);
-      return;
-    }
-    const conn = this.conns.get(proc)!;
+  /**
+   * A receive took an unexpected message this module queued (its status is recorded): answer a
+   * request to send, acknowledge a synchronous send, deliver the payload or redirect the rest of
+   * it into the receive buffer.
+   */
+  matched(req: RpiRequest, m: UnexpectedMessage): void {
+    req.rpi = 0;
+    const conn = this.conns.get(m.proc)!;
     const sid = m.extra as number;
     if (m.flags & (EnvFlag.LONG | EnvFlag.SSEND)) conn.unexpectedBySid.delete(sid);
     if (m.flags & EnvFlag.LONG && m.data === null) {
-      this.acceptLong(conn, req, m.rank, m.tag, m.length, m.kind, m.seq, sid);
+      this.acceptLong(conn, req, m.tag, m.length, m.seq, sid);
       return;
     }
     // An eager message, or a request to send whose body came on a crossing credit.
     if (m.flags & EnvFlag.SSEND) {
       conn.writeSmall(0, m.tag, EnvFlag.ACK, this.myRank, m.cid, m.seq, sid, req.id, null);
     }
-    const keep = matchStatus(req, proc, m.rank, m.tag, m.length, m.kind, m.seq);
     if (m.complete) {
       deliverBytes(req, m.data!, true);
       this.host.complete(req);
@@ -444,21 +419,18 @@ export class TcpRpi implements RpiActions, ConnectionOwner {
       m.waiting = req;
       return;
     }
-    if (!conn.redirectBody(m, req, keep)) m.waiting = req;
+    if (!conn.redirectBody(m, req, req.stLength)) m.waiting = req;
   }
 
-  /** Matched a rendezvous request: record the status and send the clear to send. */
+  /** Matched a rendezvous request (status recorded): send the clear to send. */
   private acceptLong(
     conn: Connection,
     req: RpiRequest,
-    rank: number,
     tag: number,
     length: number,
-    kind: number,
     seq: number,
     sid: number,
   ): void {
-    matchStatus(req, conn.proc!, rank, tag, length, kind, seq);
     if (req.buf === null) req.buf = allocMessage(length);
     req.state = ReqState.ACTIVE;
     this.bodies.set(req.id, req);
@@ -478,93 +450,92 @@ export class TcpRpi implements RpiActions, ConnectionOwner {
 
   // ---- incoming traffic -----------------------------------------------------------------------
 
-  onEnvelope(
-    conn: Connection,
-    length: number,
-    tag: number,
-    flags: number,
-    rank: number,
-    cid: number,
-    seq: number,
-    sid: number,
-    rid: number,
-  ): void {
-    const proto = flags & PROTOCOL_MASK;
-    const kind = flags >>> KIND_SHIFT;
+  onEnvelope(conn: Connection, env: WireEnvelope): void {
+    const proto = env.flags;
     const proc = conn.proc!;
     if (proto & EnvFlag.SHORT) {
       conn.credits.countReceived();
-      const req = this.matcher.takePosted(cid, rank, tag);
-      if (req !== null) this.settleCredit(req);
-      if (proto & EnvFlag.SSEND && req !== null) {
-        conn.writeSmall(0, tag, EnvFlag.ACK, this.myRank, cid, seq, sid, req.id, null);
-      }
-      if (req !== null) {
-        const keep = matchStatus(req, proc, rank, tag, length, kind, seq);
-        if (req.buf === null) req.buf = allocMessage(length);
-        if (length === 0) this.host.complete(req);
-        else {
-          req.state = ReqState.ACTIVE;
-          conn.expectBody(req.buf, keep, length, req, null);
-        }
+      const req = this.host.matchPosted(proc, env);
+      if (req === null) {
+        this.queueEager(conn, proc, env);
         return;
       }
-      const m = new UnexpectedMessage(proc, cid, rank, tag, length, kind, seq, proto);
-      m.extra = sid;
-      m.data = allocMessage(length);
-      if (proto & EnvFlag.SSEND) conn.unexpectedBySid.set(sid, m);
-      if (length > 0) conn.expectBody(m.data, length, length, null, m);
-      this.matcher.addUnexpected(m);
+      const { tag, cid, seq, sid, length } = env;
+      this.settleCredit(req);
+      if (proto & EnvFlag.SSEND) {
+        conn.writeSmall(0, tag, EnvFlag.ACK, this.myRank, cid, seq, sid, req.id, null);
+      }
+      if (req.buf === null) req.buf = allocMessage(length);
+      if (length === 0) this.host.complete(req);
+      else {
+        req.state = ReqState.ACTIVE;
+        conn.expectBody(req.buf, req.stLength, length, req, null);
+      }
       return;
     }
     if (proto & EnvFlag.SECOND) {
-      this.onBody(conn, length, sid);
+      this.onBody(conn, env.length, env.sid);
       return;
     }
     if (proto & EnvFlag.READY) {
-      if (proto & EnvFlag.CANCEL) conn.credits.withdraw(rid);
+      if (proto & EnvFlag.CANCEL) conn.credits.withdraw(env.rid);
       else if (this.settings.credits) {
-        const crossed = conn.credits.hold(rid, cid, tag, length, seq);
+        const crossed = conn.credits.hold(env.rid, env.cid, env.tag, env.length, env.seq);
         if (crossed !== null) this.sendBodyUnasked(conn, crossed);
       }
       return;
     }
     if (proto & EnvFlag.CANCEL) {
-      this.onCancel(conn, proto, tag, cid, seq, sid);
+      this.onCancel(conn, proto, env.tag, env.cid, env.seq, env.sid);
       return;
     }
     if (proto & EnvFlag.ACK) {
-      const req = this.sends.get(sid);
-      if (req === undefined) return;
-      if (proto & EnvFlag.LONG) {
-        // Clear to send: the body goes out now, unless a crossing credit sent it already (the
-        // answer may then come after the request completed: the sequence number tells).
-        if (req.seq !== seq || req.proc !== conn.proc || (req.rpi as number) & S_UNASKED) return;
-        this.askedSends++;
-        req.rpi = (req.rpi as number) & ~S_CANCELING;
-        this.sendBody(conn, req, rid);
-        return;
-      }
-      const bits = (req.rpi as number) | S_ACKED;
-      req.rpi = bits;
-      if (bits & S_FLUSHED) {
-        this.sends.delete(sid);
-        this.host.complete(req);
-      }
+      this.onAck(conn, proto, env.seq, env.sid, env.rid);
       return;
     }
     if (proto & EnvFlag.LONG) {
       conn.credits.countReceived();
-      const req = this.matcher.takePosted(cid, rank, tag);
+      const req = this.host.matchPosted(proc, env);
       if (req !== null) {
         this.settleCredit(req);
-        this.acceptLong(conn, req, rank, tag, length, kind, seq, sid);
+        this.acceptLong(conn, req, env.tag, env.length, env.seq, env.sid);
         return;
       }
-      const m = new UnexpectedMessage(proc, cid, rank, tag, length, kind, seq, proto);
-      m.extra = sid;
-      conn.unexpectedBySid.set(sid, m);
-      this.matcher.addUnexpected(m);
+      const m = new UnexpectedMessage(proc, env, proto);
+      m.extra = env.sid;
+      conn.unexpectedBySid.set(env.sid, m);
+      this.host.queueUnexpected(m);
+    }
+  }
+
+  /** An eager message no receive was posted for: buffered, queued with the MPI layer. */
+  private queueEager(conn: Connection, proc: Proc, env: WireEnvelope): void {
+    const m = new UnexpectedMessage(proc, env, env.flags);
+    m.extra = env.sid;
+    m.data = allocMessage(env.length);
+    if (env.flags & EnvFlag.SSEND) conn.unexpectedBySid.set(env.sid, m);
+    if (env.length > 0) conn.expectBody(m.data, env.length, env.length, null, m);
+    this.host.queueUnexpected(m);
+  }
+
+  /** An acknowledgement: clear to send, or the receipt of a synchronous send. */
+  private onAck(conn: Connection, proto: number, seq: number, sid: number, rid: number): void {
+    const req = this.sends.get(sid);
+    if (req === undefined) return;
+    if (proto & EnvFlag.LONG) {
+      // Clear to send: the body goes out now, unless a crossing credit sent it already (the
+      // answer may then come after the request completed: the sequence number tells).
+      if (req.seq !== seq || req.proc !== conn.proc || (req.rpi as number) & S_UNASKED) return;
+      this.askedSends++;
+      req.rpi = (req.rpi as number) & ~S_CANCELING;
+      this.sendBody(conn, req, rid);
+      return;
+    }
+    const bits = (req.rpi as number) | S_ACKED;
+    req.rpi = bits;
+    if (bits & S_FLUSHED) {
+      this.sends.delete(sid);
+      this.host.complete(req);
     }
   }
 
@@ -626,32 +597,10 @@ export class TcpRpi implements RpiActions, ConnectionOwner {
     this.host.complete(req);
   }
 
-  // ---- probe, cancel, fast paths ------------------------------------------------------------
+  // ---- cancel, fast path ---------------------------------------------------------------------
 
-  iprobe(req: RpiRequest): boolean {
-    const m = this.matcher.findUnexpected(req);
-    if (m === null) return false;
-    req.stSource = m.rank;
-    req.stTag = m.tag;
-    req.stLength = m.length;
-    req.stKind = m.kind;
-    return true;
-  }
-
+  /** The user cancelled a send: ask the receiver to drop it while it has not matched it. */
   cancel(req: RpiRequest): void {
-    if (req.type === ReqType.RECV) {
-      if (this.matcher.unpost(req)) {
-        this.withdrawCredit(req);
-        req.cancelled = true;
-        this.host.complete(req);
-      }
-      return;
-    }
-    const proc = req.proc!;
-    if (proc === this.host.myProc) {
-      this.self.cancel(req);
-      return;
-    }
     const bits = req.rpi as number;
     const waitingReceiver =
       this.sends.get(req.id) === req &&
@@ -660,12 +609,12 @@ export class TcpRpi implements RpiActions, ConnectionOwner {
     if (!waitingReceiver || bits & S_CANCELING) return;
     req.rpi = bits | S_CANCELING;
     this.conns
-      .get(proc)
+      .get(req.proc!)
       ?.writeSmall(0, req.tag, EnvFlag.CANCEL, req.myRank, req.cid, req.seq, req.id, 0, null);
   }
 
   /** A cancelled receive's credit: the sender must not use it (if it has, the message is buffered). */
-  private withdrawCredit(req: RpiRequest): void {
+  unposted(req: RpiRequest): void {
     const id = this.settleCredit(req);
     if (id === 0) return;
     const { tag, cid } = req;
@@ -685,7 +634,7 @@ export class TcpRpi implements RpiActions, ConnectionOwner {
     if (!(proto & EnvFlag.ACK)) {
       // The sender asks to take message `sid` back: possible while no receive has matched it.
       const m = conn.unexpectedBySid.get(sid);
-      const ok = m !== undefined && this.matcher.removeUnexpected(m);
+      const ok = m !== undefined && this.host.withdrawUnexpected(m);
       if (ok) conn.unexpectedBySid.delete(sid);
       const reply = EnvFlag.CANCEL | EnvFlag.ACK | (ok ? EnvFlag.CANCELLED : 0);
       conn.writeSmall(0, tag, reply, this.myRank, cid, seq, sid, 0, null);
@@ -718,22 +667,6 @@ export class TcpRpi implements RpiActions, ConnectionOwner {
       0,
       buf,
     );
-    return true;
-  }
-
-  fastrecv(req: RpiRequest): boolean {
-    if (this.matcher.unexpectedCount === 0) return false;
-    const m = this.matcher.findUnexpected(req);
-    // A request to send is complete only once its body came on a crossing credit.
-    if (m === null || !m.complete) return false;
-    this.matcher.removeUnexpected(m);
-    const conn = this.conns.get(m.proc)!;
-    if (m.flags & EnvFlag.SSEND) {
-      conn.unexpectedBySid.delete(m.extra as number);
-      conn.writeSmall(0, m.tag, EnvFlag.ACK, this.myRank, m.cid, m.seq, m.extra as number, 0, null);
-    }
-    matchStatus(req, m.proc, m.rank, m.tag, m.length, m.kind, m.seq);
-    deliverBytes(req, m.data!, true);
     return true;
   }
 

@@ -1,3 +1,5 @@
+import { MessageHeader } from '../matching/header';
+
 /**
  * The envelope that prefixes every message on a byte-stream transport (App. C.1.8,
  * `struct lam_ssi_rpi_envl`), 32 bytes little-endian:
@@ -53,6 +55,34 @@ export const EnvFlag = {
 
 export const KIND_SHIFT = 16;
 export const PROTOCOL_MASK = 0xffff;
+
+/**
+ * An envelope read off the wire: the header the MPI layer matches on plus the protocol fields.
+ * A transport keeps one per connection and refills it for every envelope (no allocation).
+ */
+export class WireEnvelope extends MessageHeader {
+  /** Protocol bits (`EnvFlag`), without the data kind. */
+  flags = 0;
+  /** Sender's request id. */
+  sid = 0;
+  /** Receiver's request id, or the credit an eager message uses. */
+  rid = 0;
+
+  /** Fills the record from the 32 envelope bytes at `off` of `buf`. */
+  read(buf: Buffer, off: number): this {
+    const flags = buf.readUInt32LE(off + 8);
+    this.length = buf.readUInt32LE(off);
+    this.tag = buf.readInt32LE(off + 4);
+    this.flags = flags & PROTOCOL_MASK;
+    this.kind = flags >>> KIND_SHIFT;
+    this.rank = buf.readInt32LE(off + 12);
+    this.cid = buf.readUInt32LE(off + 16);
+    this.seq = buf.readUInt32LE(off + 20);
+    this.sid = buf.readUInt32LE(off + 24);
+    this.rid = buf.readUInt32LE(off + 28);
+    return this;
+  }
+}
 
 /** Writes an envelope at `off` of `buf`. */
 export function writeEnvelope(

@@ -1,10 +1,17 @@
 /**
- * The rpi framework interface (Ch. 5, App. C), type API 1.1.0: what an rpi module exports and
+ * The rpi framework interface (Ch. 5, App. C), type API 2.0.0: what an rpi module exports and
  * what the MPI layer gives it. TypeScript rendering of `lam_ssi_rpi_1_1_0_t` (query + init) and
- * `lam_ssi_rpi_actions_1_1_0_t` (everything else), with the semantics kept:
+ * `lam_ssi_rpi_actions_1_1_0_t` (everything else), with one deliberate change of ownership
+ * (DESIGN.md §6a): **the MPI layer owns matching**.
  *
- * - The MPI layer owns the process list, the requests and the active request list; the rpi
- *   reads them and changes only the fields documented on `RpiRequest` and its own `rpi` hooks.
+ * - The MPI layer owns the process list, the requests, the active request list, the posted
+ *   receives, the unexpected-message queue and sends to self. An rpi moves bytes: it starts sends
+ *   to other processes, and for every message envelope that arrives it asks the MPI layer for the
+ *   matching posted receive (`host.matchPosted`) or queues the message as unexpected
+ *   (`host.queueUnexpected`). When a receive later takes an unexpected message, the MPI layer
+ *   hands it back to the module that queued it (`matched`), which finishes the transfer. So one
+ *   rpi that drives several paths (shared memory on-node, tcp off-node) matches an ANY_SOURCE
+ *   receive across all of them, and a checkpoint can see every queued message.
  * - A request moves init → start → active → done (Fig. 5.2). The rpi tells the MPI layer that a
  *   request reached done with `host.complete(req)`; the MPI layer removes it from the active
  *   list and wakes whoever waits for it.
@@ -17,11 +24,13 @@
 import type { ParamRegistry, SsiModule } from '@ssi/core';
 import type { ThreadLevel } from '../constants';
 import type { JobRuntime } from '../job-runtime';
+import type { MessageHeader } from '../matching/header';
+import type { UnexpectedMessage } from '../matching/unexpected';
 import type { Proc } from '../proc';
 import type { RpiRequest } from './request';
 
 /** The rpi type-API version this MPI layer implements (equals `FRAMEWORKS.rpi.api` of core). */
-export const RPI_API_VERSION = '1.1.0';
+export const RPI_API_VERSION = '2.0.0';
 
 /** What `query` answers when the module can run (C.2.3). */
 export interface RpiQueryAnswer {
@@ -70,8 +79,21 @@ export interface RpiHost {
   verbose(level: number, message: string): void;
   /** The request reached the done state (status and error filled). */
   complete(req: RpiRequest): void;
-  /** An unexpected message was queued: blocking probes look again. */
-  arrived(): void;
+  /**
+   * A message envelope from `proc` arrived. Returns the earliest posted receive it matches,
+   * dequeued, with its status recorded (`stLength` is the number of bytes to deliver into its
+   * buffer; a truncation or type error is set on it), or null: the module then queues the message
+   * with `queueUnexpected` before it hands over the next envelope from any peer.
+   * Envelopes from one peer must be handed over in sending order (MPI's non-overtaking rule).
+   */
+  matchPosted(proc: Proc, header: MessageHeader): RpiRequest | null;
+  /** Queues a message no posted receive matched; a receive that takes it goes to `matched`. */
+  queueUnexpected(msg: UnexpectedMessage): void;
+  /**
+   * Takes an unexpected message back (its sender cancelled it). False when a receive has taken
+   * it already.
+   */
+  withdrawUnexpected(msg: UnexpectedMessage): boolean;
   /**
    * The connection to `proc` broke outside finalize. The MPI layer fails the requests that
    * involve it and applies COMM_WORLD's error handler.
@@ -94,10 +116,26 @@ export interface RpiActions {
   /** Build the rpi part of a new request (C.2.7); once per persistent request. */
   build(req: RpiRequest): void;
   /**
-   * Make a request ready for progression (C.2.8); it is on the active list in the start state.
-   * May progress it further, up to done (sends to self, messages already arrived).
+   * Start a send to another process (C.2.8); it is on the active list in the start state. May
+   * progress it further, up to done. Receives and sends to self never reach the module: the MPI
+   * layer matches them.
    */
   start(req: RpiRequest): void;
+  /**
+   * A receive took an unexpected message this module queued. Its status is recorded (`stLength`
+   * bytes to deliver); the module finishes the transfer: delivers a payload that is here
+   * (`deliverBytes`), asks for a rendezvous body, acknowledges a synchronous send, and completes
+   * the receive when its data is in place. The receive is active unless the message was complete
+   * and the module completed it at once.
+   */
+  matched(req: RpiRequest, msg: UnexpectedMessage): void;
+  /**
+   * Optional: a receive was queued because no message matched it yet (e.g. to announce it to its
+   * sender, as tcp's credits do).
+   */
+  posted?(req: RpiRequest): void;
+  /** Optional: a receive announced through `posted` left the queue unmatched (cancelled). */
+  unposted?(req: RpiRequest): void;
   /**
    * Progress active requests (C.2.9); true when any request changed state. `block` allows
    * waiting for progress. Event-driven modules return false at once.
@@ -105,12 +143,11 @@ export interface RpiActions {
   advance(block: boolean): boolean | Promise<boolean>;
   /** Free the rpi part of a request (C.2.10). */
   destroy(req: RpiRequest): void;
-  /** Non-blocking probe (C.2.11): fill the status fields and return true on a match. */
-  iprobe(req: RpiRequest): boolean;
   /**
-   * The user cancelled `req` (its flags have `CANCEL`). If the module can still take the
-   * request back, it sets `req.cancelled` and completes it (now or later); otherwise the request
-   * completes normally. Not in LAM's table: LAM's advance polls the flag instead.
+   * The user cancelled the send `req` (its flags have `CANCEL`). If the module can still take
+   * the message back, it sets `req.cancelled` and completes it (now or later); otherwise the
+   * request completes normally. Receives are cancelled by the MPI layer. Not in LAM's table:
+   * LAM's advance polls the flag instead.
    */
   cancel(req: RpiRequest): void;
   /**
@@ -119,12 +156,6 @@ export interface RpiActions {
    * complete (the caller may reuse the buffer); false when it did nothing at all.
    */
   fastsend?(req: RpiRequest): boolean;
-  /**
-   * Fast blocking receive (C.2.12), tried under the same conditions for a specific source.
-   * Returns true when a matching message had already arrived and was delivered into `req`
-   * (status filled); false when it changed nothing.
-   */
-  fastrecv?(req: RpiRequest): boolean;
   /** Special memory for fast message passing (`MPI_Alloc_mem`, C.2.14). */
   allocMem?(size: number): Uint8Array;
   freeMem?(mem: Uint8Array): void;

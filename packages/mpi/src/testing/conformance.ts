@@ -1190,7 +1190,7 @@ function dummyRpi(version: string, priority: number): RpiModule {
   return {
     ssiApi: '1.0.0',
     type: 'rpi',
-    typeApi: '1.1.0',
+    typeApi: '2.0.0',
     name: 'dummy',
     version,
     query: () => ({ priority, threadMin: 0, threadMax: 3 }),

@@ -1,59 +1,42 @@
 import type { Proc, RpiActions, RpiHost, RpiModule, RpiRequest } from '../../src/index';
-import { Matcher, ReqType, SelfChannel } from '../../src/index';
+import { ReqType } from '../../src/index';
 import type { JobRuntime } from '../../src/job-runtime';
 
 /**
- * A one-process rpi for in-process tests: every message goes to self through the rpi base
- * (Matcher + SelfChannel). With `checkpoint`, it implements the quartet and logs each phase.
+ * A one-process rpi for in-process tests: every message goes to self, which the MPI layer
+ * handles without the rpi (matching and sends to self are the MPI layer's). The module logs each
+ * request it builds, so tests see in which order calls reached it; with `checkpoint`, it
+ * implements the quartet and logs each phase.
  */
 export function loopRpi(options: { checkpoint?: boolean } = {}) {
   const log: string[] = [];
   let host!: RpiHost;
+  const notToSelf = (what: string) => () => {
+    throw new Error(`loop rpi: ${what} reached the rpi; a one-process job has no peers`);
+  };
   const module: RpiModule = {
     ssiApi: '1.0.0',
     type: 'rpi',
-    typeApi: '1.1.0',
+    typeApi: '2.0.0',
     name: 'loop',
     version: '1.0.0',
     query: () => ({ priority: 50, threadMin: 0, threadMax: 3 }),
     async init(_procs: Proc[], limits, h) {
       host = h;
       limits.maxTag = 65535; // modules may lower the limits
-      const matcher = new Matcher(() => h.arrived());
-      const self = new SelfChannel(matcher, h, 1024);
       const actions: RpiActions = {
         addprocs: async () => {},
         finalize: async () => {
           log.push('finalize');
         },
-        build: () => {},
-        start(req: RpiRequest) {
-          log.push(`start ${req.type === ReqType.RECV ? 'recv' : 'send'} tag ${req.tag}`);
-          if (req.type === ReqType.RECV) {
-            const m = matcher.takeUnexpected(req);
-            if (m) self.receive(req, m);
-            else matcher.post(req);
-          } else self.send(req);
+        build(req: RpiRequest) {
+          log.push(`build ${req.type === ReqType.RECV ? 'recv' : 'send'} tag ${req.tag}`);
         },
+        start: notToSelf('a send to another process'),
+        matched: notToSelf('an unexpected message of its own'),
         advance: () => false,
         destroy: () => {},
-        iprobe(req) {
-          const m = matcher.findUnexpected(req);
-          if (!m) return false;
-          req.stSource = m.rank;
-          req.stTag = m.tag;
-          req.stLength = m.length;
-          req.stKind = m.kind;
-          return true;
-        },
-        cancel(req) {
-          if (req.type === ReqType.RECV) {
-            if (matcher.unpost(req)) {
-              req.cancelled = true;
-              h.complete(req);
-            }
-          } else self.cancel(req);
-        },
+        cancel: notToSelf('a cancel of a send to another process'),
       };
       if (options.checkpoint) {
         actions.interrupt = async () => void log.push('interrupt');

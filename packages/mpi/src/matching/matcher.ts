@@ -1,8 +1,6 @@
 import { ANY_SOURCE, ANY_TAG } from '../constants';
-import { DataKind, kindName } from '../data';
-import { ErrorClass, MpiError } from '../errors';
-import type { Proc } from '../proc';
-import { ReqFlag, type RpiRequest } from './request';
+import type { RpiRequest } from '../rpi/request';
+import type { UnexpectedMessage } from './unexpected';
 
 /** Intrusive links both queue items carry, so queueing allocates nothing. */
 interface Linked<T> {
@@ -38,46 +36,6 @@ export class QueueList<T extends Linked<T>> {
     item.qList = null;
     this.size--;
     return true;
-  }
-}
-
-/**
- * A message that arrived before a matching receive was posted (App. C.1.9, `cbuf_msg`): its
- * envelope, the payload of an eager message (possibly still arriving), or nothing for a
- * rendezvous request. Transports keep their own state in `extra`.
- */
-export class UnexpectedMessage {
-  qPrev: UnexpectedMessage | null = null;
-  qNext: UnexpectedMessage | null = null;
-  qOrder = 0;
-  qList: unknown = null;
-
-  /** Eager payload; for a message still arriving, `received < length`. */
-  data: Uint8Array | null = null;
-  received = 0;
-  /** Send request of this same process when the message is a send to self (`cm_req`). */
-  sender: RpiRequest | null = null;
-  /** A receive that matched the message while its payload was still arriving. */
-  waiting: RpiRequest | null = null;
-  /** The transport's own state (e.g. the sender's request id for acknowledgements). */
-  extra: unknown = null;
-
-  constructor(
-    readonly proc: Proc,
-    readonly cid: number,
-    /** Sender's rank in the communicator. */
-    readonly rank: number,
-    readonly tag: number,
-    /** Message length in bytes. */
-    readonly length: number,
-    readonly kind: number,
-    readonly seq: number,
-    /** Envelope flags as the transport received them. */
-    readonly flags: number,
-  ) {}
-
-  get complete(): boolean {
-    return this.data !== null && this.received >= this.length;
   }
 }
 
@@ -247,65 +205,4 @@ export class Matcher {
     }
     return out.sort((a, b) => a.qOrder - b.qOrder);
   }
-}
-
-/**
- * Records in a receive (or probe) what message it matched: the status fields, the sender, and a
- * truncation or type error. Returns the number of bytes to deliver into `req.buf`.
- */
-export function matchStatus(
-  req: RpiRequest,
-  proc: Proc,
-  source: number,
-  tag: number,
-  length: number,
-  kind: number,
-  seq: number,
-): number {
-  req.stSource = source;
-  req.stTag = tag;
-  req.stKind = kind;
-  req.seq = seq;
-  if (req.proc === null) req.proc = proc;
-  const buf = req.buf;
-  if (buf === null) {
-    req.stLength = length;
-    return length;
-  }
-  let deliver = length;
-  if (length > buf.byteLength) {
-    deliver = buf.byteLength;
-    req.flags |= ReqFlag.TRUNC;
-    req.error = new MpiError(
-      ErrorClass.ERR_TRUNCATE,
-      `message truncated: ${length} bytes from rank ${source} (tag ${tag}) do not fit the ` +
-        `receive buffer of ${buf.byteLength} bytes; probe first to size the buffer`,
-    );
-  } else if (kind === DataKind.OBJECT && req.kind !== DataKind.OBJECT && length > 0) {
-    req.error = new MpiError(
-      ErrorClass.ERR_TYPE,
-      `rank ${source} sent a msgpackr-encoded object (tag ${tag}) but the receive buffer is a ` +
-        `${kindName(req.kind)}; receive objects without a buffer: comm.recv(source, tag)`,
-    );
-  }
-  req.stLength = deliver;
-  return deliver;
-}
-
-/**
- * Delivers a complete message into a matched receive: copies into its buffer, or, for a
- * receive without a buffer, adopts `data` when the caller says it may (else copies).
- */
-export function deliverBytes(req: RpiRequest, data: Uint8Array, adopt: boolean): void {
-  const n = req.stLength;
-  if (req.buf === null) {
-    if (adopt) req.buf = n === data.byteLength ? data : data.subarray(0, n);
-    else {
-      const copy = Buffer.allocUnsafeSlow(n);
-      copy.set(n === data.byteLength ? data : data.subarray(0, n));
-      req.buf = copy;
-    }
-    return;
-  }
-  if (n > 0) req.buf.set(n === data.byteLength ? data : data.subarray(0, n));
 }

@@ -1,0 +1,220 @@
+import type { Communicator } from '../comm';
+import { checkDest, checkSource, checkTag } from '../comm-checks';
+import { PROC_NULL } from '../constants';
+import type { BufferLike } from '../data';
+import { bytesOf, DataKind, decodeValue, elementSize, encodeValue, kindOf } from '../data';
+import { ErrorClass, MpiError } from '../errors';
+import type { RpiRequest } from '../rpi/request';
+import { ReqFlag, ReqMark, ReqState, ReqType } from '../rpi/request';
+import type { Status } from '../status';
+import type { SendMode } from './request-fill';
+import { fillRecv, fillSend, MODE_TYPE, procNullStatus, statusOf } from './request-fill';
+
+/**
+ * The blocking point-to-point calls (`MPI_Send` and its modes, `MPI_Recv`, `MPI_Probe`) on
+ * pooled internal requests: no allocation per message on the hot path. Each enters through the
+ * entry gate; errors go through the communicator's error handler.
+ */
+
+const RESOLVED: Promise<void> = Promise.resolve();
+
+function fail<T>(comm: Communicator, error: unknown, call: string): Promise<T> {
+  return Promise.reject(comm.raiseSync(error, call));
+}
+
+/** A blocking send in any mode. */
+export function blockingSend(
+  comm: Communicator,
+  mode: SendMode,
+  data: unknown,
+  dest: number,
+  tag: number,
+): Promise<void> {
+  return comm.host.engine.gate.call(() => sendNow(comm, mode, data, dest, tag));
+}
+
+function sendNow(
+  comm: Communicator,
+  mode: SendMode,
+  data: unknown,
+  dest: number,
+  tag: number,
+): Promise<void> {
+  const bad = checkDest(comm, dest) ?? checkTag(comm, tag, false);
+  if (bad) return fail(comm, bad, mode);
+  if (dest === PROC_NULL) return RESOLVED;
+  let bytes: Uint8Array;
+  let kind: number;
+  if (typeof data === 'object' && data !== null && ArrayBuffer.isView(data)) {
+    kind = kindOf(data as BufferLike);
+    bytes = data instanceof Uint8Array ? data : bytesOf(data as BufferLike);
+  } else {
+    try {
+      ({ bytes, kind } = encodeValue(data));
+    } catch (err) {
+      return fail(comm, err, mode);
+    }
+  }
+  if (mode === 'bsend') {
+    try {
+      launchBuffered(comm, bytes, kind, dest, tag);
+    } catch (err) {
+      return fail(comm, err, mode);
+    }
+    return RESOLVED;
+  }
+  const engine = comm.host.engine;
+  const req = engine.acquire();
+  fillSend(comm, req, MODE_TYPE[mode], bytes, kind, dest, tag);
+  if (mode !== 'ssend' && engine.tryFastSend(req)) {
+    engine.release(req);
+    return RESOLVED;
+  }
+  return runBlocking(comm, req).then((r) => {
+    const err = finishBlocking(comm, r);
+    if (err) return fail(comm, err, mode);
+  });
+}
+
+/** Copies a message into the attached buffer and starts its transmission (buffered mode). */
+export function launchBuffered(
+  comm: Communicator,
+  bytes: Uint8Array,
+  kind: number,
+  dest: number,
+  tag: number,
+): void {
+  const buffer = comm.host.bsendBuffer();
+  if (!buffer) {
+    throw new MpiError(
+      ErrorClass.ERR_BUFFER,
+      'buffered send without an attached buffer; call mpi.attachBuffer(size) first ' +
+        `(size = sum of message sizes + BSEND_OVERHEAD each)`,
+    );
+  }
+  const length = bytes.byteLength;
+  const offset = buffer.allocate(length);
+  const region = buffer.memory.subarray(offset, offset + length);
+  region.set(bytes);
+  const engine = comm.host.engine;
+  const req = engine.acquire();
+  fillSend(comm, req, ReqType.BSEND, region, kind, dest, tag);
+  req.marks |= ReqMark.DYNBUF;
+  req.onDone = (r) => {
+    if (r.error) engine.verbose(0, `buffered send to rank ${dest} failed: ${r.error.message}`);
+    engine.destroy(r);
+    engine.release(r);
+    buffer.release(offset, length);
+  };
+  engine.build(req);
+  engine.start(req);
+}
+
+/** A blocking receive into the caller's buffer; resolves with the status. */
+export function recvInto(
+  comm: Communicator,
+  into: BufferLike,
+  source: number,
+  tag: number,
+): Promise<Status> {
+  return comm.host.engine.gate.call(() => {
+    const bad = checkSource(comm, source) ?? checkTag(comm, tag, true);
+    if (bad) return fail<Status>(comm, bad, 'recv');
+    if (source === PROC_NULL) return Promise.resolve(procNullStatus());
+    const kind = kindOf(into);
+    const elementBytes = elementSize(kind);
+    const req = comm.host.engine.acquire();
+    const bytes = into instanceof Uint8Array ? into : bytesOf(into);
+    fillRecv(comm, req, ReqType.RECV, bytes, kind, source, tag);
+    return runBlocking(comm, req).then((r) => {
+      const st = statusOf(r, elementBytes);
+      const err = finishBlocking(comm, r);
+      return err ? fail<Status>(comm, err, 'recv') : st;
+    });
+  });
+}
+
+/** A blocking receive of any value; resolves with the decoded value, fills `status` if given. */
+export function recvValue(
+  comm: Communicator,
+  source: number,
+  tag: number,
+  status?: Status,
+): Promise<unknown> {
+  return comm.host.engine.gate.call(() => {
+    const bad = checkSource(comm, source) ?? checkTag(comm, tag, true);
+    if (bad) return fail(comm, bad, 'recv');
+    if (source === PROC_NULL) {
+      if (status) Object.assign(status, procNullStatus());
+      return Promise.resolve(undefined);
+    }
+    const req = comm.host.engine.acquire();
+    fillRecv(comm, req, ReqType.RECV, null, DataKind.OBJECT, source, tag);
+    return runBlocking(comm, req).then((r) => {
+      if (status) Object.assign(status, statusOf(r, 0));
+      let err = r.error;
+      let value: unknown;
+      if (!err) {
+        try {
+          value = decodeValue(r.buf ?? new Uint8Array(0), r.stKind);
+        } catch (e) {
+          err = e as MpiError;
+        }
+      }
+      finishBlocking(comm, r);
+      return err ? fail(comm, err, 'recv') : value;
+    });
+  });
+}
+
+/**
+ * Non-blocking probe: the status of a matching message that has arrived, or undefined (also
+ * while the entry gate is held: nothing is seen to arrive during a checkpoint).
+ */
+export function iprobe(comm: Communicator, source: number, tag: number): Status | undefined {
+  const bad = checkSource(comm, source) ?? checkTag(comm, tag, true);
+  if (bad) throw comm.raiseSync(bad, 'iprobe');
+  if (source === PROC_NULL) return procNullStatus();
+  const engine = comm.host.engine;
+  return engine.gate.query(() => {
+    const req = engine.acquire();
+    fillRecv(comm, req, ReqType.PROBE, null, DataKind.OBJECT, source, tag);
+    const st = engine.iprobe(req) ? statusOf(req, 0) : undefined;
+    engine.release(req);
+    return st;
+  }, undefined);
+}
+
+/** Blocking probe: waits until a matching message has arrived. */
+export function probe(comm: Communicator, source: number, tag: number): Promise<Status> {
+  const engine = comm.host.engine;
+  return engine.gate.call(async () => {
+    for (;;) {
+      const st = iprobe(comm, source, tag);
+      if (st) return st;
+      await engine.nextArrival();
+    }
+  });
+}
+
+/** Runs a filled blocking request to completion; resolves with it (still to be released). */
+function runBlocking(comm: Communicator, req: RpiRequest): Promise<RpiRequest> {
+  const engine = comm.host.engine;
+  req.marks |= ReqMark.BLKTYPE;
+  engine.build(req);
+  req.onDone = null;
+  req.flags = ReqFlag.BLOCK;
+  engine.start(req);
+  if (req.state === ReqState.DONE) return Promise.resolve(req);
+  return new Promise<RpiRequest>((resolve) => {
+    req.onDone = resolve;
+  });
+}
+
+function finishBlocking(comm: Communicator, req: RpiRequest): MpiError | null {
+  const engine = comm.host.engine;
+  const err = req.error;
+  engine.destroy(req);
+  engine.release(req);
+  return err;
+}

@@ -1,0 +1,140 @@
+import type { Communicator } from '../comm';
+import { checkDest, checkSource, checkTag, isBufferLike } from '../comm-checks';
+import { ANY_SOURCE, ANY_TAG, PROC_NULL } from '../constants';
+import type { BufferLike } from '../data';
+import { bytesOf, DataKind, elementSize, encodeValue, kindOf } from '../data';
+import type { RequestOp } from '../request';
+import { PersistentRequest, Request } from '../request';
+import { ReqMark, ReqType, RpiRequest } from '../rpi/request';
+import { Status } from '../status';
+import { launchBuffered } from './blocking';
+import type { SendMode } from './request-fill';
+import { fillRecv, fillSend, MODE_TYPE, procNullStatus } from './request-fill';
+
+/**
+ * Non-blocking and persistent point-to-point requests (`MPI_Isend` …, `MPI_Send_init` …):
+ * a `Request` whose `RequestOp` builds the internal request once (persistent) or per start.
+ */
+
+/** A send request in `mode`; persistent ones send `data`'s current contents at every start. */
+export function makeSend(
+  comm: Communicator,
+  call: string,
+  mode: SendMode,
+  data: unknown,
+  dest: number,
+  tag: number,
+  persistent: boolean,
+): Request<Status> {
+  const bad = checkDest(comm, dest) ?? checkTag(comm, tag, false);
+  if (bad) throw comm.raiseSync(bad, call);
+  const engine = comm.host.engine;
+  const buffer = isBufferLike(data);
+  let bytes: Uint8Array | null = buffer ? bytesOf(data) : null;
+  const kind = buffer ? kindOf(data) : DataKind.OBJECT;
+  let rreq: RpiRequest | null = null;
+  const encode = (): Uint8Array => {
+    // Objects are encoded at every start: a persistent request sends the current value.
+    if (bytes !== null && buffer) return bytes;
+    bytes = encodeValue(data).bytes;
+    return bytes;
+  };
+  const op: RequestOp = {
+    object: false,
+    elementBytes: 0,
+    immediateStatus: () => (dest === PROC_NULL ? procNullStatus() : new Status()),
+    destroy: (r) => engine.destroy(r),
+    launch: () => {
+      if (dest === PROC_NULL) return null;
+      const payload = encode();
+      if (mode === 'bsend') {
+        launchBuffered(comm, payload, kind, dest, tag);
+        return null;
+      }
+      if (rreq === null) {
+        rreq = new RpiRequest();
+        fillSend(comm, rreq, MODE_TYPE[mode], payload, kind, dest, tag);
+        if (persistent) rreq.marks |= ReqMark.PERSIST;
+        engine.build(rreq);
+      } else {
+        rreq.buf = payload;
+        const proc = rreq.proc!;
+        rreq.seq = proc.sendSeq = (proc.sendSeq + 1) >>> 0;
+      }
+      const r = rreq;
+      if (!persistent) rreq = null;
+      engine.start(r);
+      return r;
+    },
+  };
+  return persistent ? new PersistentRequest(comm, call, op, true) : new Request(comm, call, op);
+}
+
+/**
+ * A receive request: `(into, source?, tag?)` into a buffer, or `(source?, tag?)` of any value.
+ * `source` defaults to ANY_SOURCE, `tag` to ANY_TAG.
+ */
+export function makeRecv(
+  comm: Communicator,
+  call: string,
+  a: BufferLike | number | undefined,
+  b: number | undefined,
+  c: number | undefined,
+  persistent: boolean,
+): Request<unknown> {
+  const into = isBufferLike(a) ? a : null;
+  const source = (into ? b : (a as number | undefined)) ?? ANY_SOURCE;
+  const tag = (into ? c : b) ?? ANY_TAG;
+  const bad = checkSource(comm, source) ?? checkTag(comm, tag, true);
+  if (bad) throw comm.raiseSync(bad, call);
+  const engine = comm.host.engine;
+  const kind = into ? kindOf(into) : DataKind.OBJECT;
+  const bytes = into ? bytesOf(into) : null;
+  let rreq: RpiRequest | null = null;
+  const op: RequestOp = {
+    object: into === null,
+    elementBytes: into ? elementSize(kind) : 0,
+    immediateStatus: procNullStatus,
+    destroy: (r) => engine.destroy(r),
+    launch: () => {
+      if (source === PROC_NULL) return null;
+      if (rreq === null) {
+        rreq = new RpiRequest();
+        fillRecv(comm, rreq, ReqType.RECV, bytes, kind, source, tag);
+        if (persistent) rreq.marks |= ReqMark.PERSIST;
+        engine.build(rreq);
+      } else {
+        rreq.buf = bytes;
+        rreq.proc = source === ANY_SOURCE ? null : comm.remote[source]!;
+      }
+      const r = rreq;
+      if (!persistent) rreq = null;
+      engine.start(r);
+      return r;
+    },
+  };
+  return persistent ? new PersistentRequest(comm, call, op, true) : new Request(comm, call, op);
+}
+
+/**
+ * Starts a request through the entry gate: now, or (checkpoint in progress) when the gate opens.
+ * Held, the request is active from the caller's point of view; the rpi sees it later, and an
+ * error then can only go to the error handler (the call that started it has returned).
+ */
+export function startRequest(comm: Communicator, r: Request<unknown>, call = r.callName): void {
+  let held = false;
+  comm.host.engine.gate.run(
+    () => {
+      try {
+        r.begin();
+      } catch (err) {
+        const error = comm.raiseSync(err, call);
+        if (!held) throw error;
+      }
+    },
+    () => {
+      held = true;
+      r.pend();
+    },
+  );
+}

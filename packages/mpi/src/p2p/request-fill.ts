@@ -1,0 +1,82 @@
+import type { Communicator } from '../comm';
+import { ANY_SOURCE, ANY_TAG, PROC_NULL } from '../constants';
+import type { ReqTypeValue, RpiRequest } from '../rpi/request';
+import { ReqMark, ReqType } from '../rpi/request';
+import { Status } from '../status';
+
+/** The four send modes of MPI-1 and the request type each becomes. */
+export type SendMode = 'send' | 'bsend' | 'ssend' | 'rsend';
+export const MODE_TYPE: Record<SendMode, ReqTypeValue> = {
+  send: ReqType.SEND,
+  bsend: ReqType.BSEND,
+  ssend: ReqType.SSEND,
+  rsend: ReqType.RSEND,
+};
+
+/** Fills a send of `comm`'s rank to `dest`; takes the next sequence number of the destination. */
+export function fillSend(
+  comm: Communicator,
+  req: RpiRequest,
+  type: ReqTypeValue,
+  bytes: Uint8Array,
+  kind: number,
+  dest: number,
+  tag: number,
+): void {
+  const proc = comm.remote[dest]!;
+  req.type = type;
+  req.marks = ReqMark.SOURCE;
+  req.flags = 0;
+  req.buf = bytes;
+  req.kind = kind;
+  req.rank = dest;
+  req.tag = tag;
+  req.cid = comm.cid;
+  req.myRank = comm.rank;
+  req.proc = proc;
+  req.seq = proc.sendSeq = (proc.sendSeq + 1) >>> 0;
+}
+
+/** Fills a receive (or probe) of `comm` from `source` (or ANY_SOURCE). */
+export function fillRecv(
+  comm: Communicator,
+  req: RpiRequest,
+  type: ReqTypeValue,
+  buf: Uint8Array | null,
+  kind: number,
+  source: number,
+  tag: number,
+): void {
+  req.type = type;
+  req.marks = ReqMark.DEST;
+  req.flags = 0;
+  req.buf = buf;
+  req.kind = kind;
+  req.rank = source;
+  req.tag = tag;
+  req.cid = comm.cid;
+  req.myRank = comm.rank;
+  req.proc = source === ANY_SOURCE ? null : comm.remote[source]!;
+  req.seq = 0;
+}
+
+/** The public status of a done request; counts in `elementBytes` (0: the sender's element type). */
+export function statusOf(req: RpiRequest, elementBytes: number): Status {
+  const st = new Status();
+  st.source = req.stSource;
+  st.tag = req.stTag;
+  st.byteLength = req.stLength;
+  st.kind = req.stKind;
+  st.cancelled = req.cancelled;
+  st.elementBytes = elementBytes;
+  st.error = req.error;
+  return st;
+}
+
+/** The status of a call with PROC_NULL as its peer. */
+export function procNullStatus(): Status {
+  const st = new Status();
+  st.source = PROC_NULL;
+  st.tag = ANY_TAG;
+  return st;
+}
