@@ -152,7 +152,7 @@ export class CollFramework {
 
   private whyNoFallback(): string {
     return this.fallbackExcluded()
-      ? `${FALLBACK_MODULE} is excluded (--ssi coll ${this.requestText()})`
+      ? `${FALLBACK_MODULE} is excluded (${this.requestText()})`
       : `${FALLBACK_MODULE} ${NOT_INSTALLED}`;
   }
 
