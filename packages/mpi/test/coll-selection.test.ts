@@ -115,7 +115,7 @@ describe('lam_basic, the last coll candidate', () => {
   });
 
   it('lam_basic not installed: the selection error lists the declines and names the package', async () => {
-    for (const ssi of [{ coll: 'picky' }, {}]) {
+    for (const ssi of [{ coll: 'picky' }, {}] as Record<string, string>[]) {
       const { fw } = framework(ssi, [picky]);
       const err = await selectionError(fw.select(comm('COMM_SELF')));
       expect(err.message).toContain('picky: declined: only wide communicators');
