@@ -4,6 +4,7 @@ import type { BsendBuffer } from './bsend';
 import * as api from './coll/api';
 import type { InPlace } from './coll/arguments';
 import type { CollFramework, CommColl } from './coll/framework';
+import { type CollLocality, localityOf } from './coll/locality';
 import type { ReduceOp } from './coll/ops';
 import type { NumericArray } from './coll/types';
 import { CollectiveSequence } from './collective-call';
@@ -171,6 +172,11 @@ export class Communicator {
   /** The group (`MPI_Comm_group`; the local group of an intercommunicator). */
   get group(): Group {
     return new Group(this.procs, this.procs[this.rank]!);
+  }
+
+  /** Which ranks of the (local) group share a node, for coll modules (`CollComm.locality`). */
+  get locality(): CollLocality {
+    return localityOf(this.procs, this.rank);
   }
 
   /** The remote group of an intercommunicator (`MPI_Comm_remote_group`). */

@@ -78,8 +78,10 @@ export { Keyval } from './attributes';
 export type { InPlace } from './coll/arguments';
 export { IN_PLACE } from './coll/arguments';
 export { BASE_TAG } from './coll/base-exchange';
+export type { CollChannel, CollComm, CollRequest, CollUserCalls } from './coll/coll-comm';
 export type { CommColl } from './coll/framework';
 export { COLL_BASE_PARAMS, CollFramework, FALLBACK_MODULE } from './coll/framework';
+export type { CollLocality } from './coll/locality';
 export type { ReduceOp } from './coll/ops';
 export {
   BAND,

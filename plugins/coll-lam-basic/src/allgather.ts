@@ -1,9 +1,9 @@
-import type { Communicator, VLayout } from '@ssi/mpi';
+import type { CollComm, VLayout } from '@ssi/mpi';
 import { total } from './buffers';
 import { gather, gatherv } from './gather';
 
 /** The broadcast the module selected for this communicator (linear or binomial). */
-export type Bcast = (comm: Communicator, buf: Uint8Array, root: number) => Promise<void>;
+export type Bcast = (comm: CollComm, buf: Uint8Array, root: number) => Promise<void>;
 
 /**
  * Allgather as LAM does it: gather to rank 0, then broadcast the whole receive buffer with the
@@ -11,7 +11,7 @@ export type Bcast = (comm: Communicator, buf: Uint8Array, root: number) => Promi
  */
 export function makeAllgather(bcast: Bcast) {
   return async function allgather(
-    comm: Communicator,
+    comm: CollComm,
     send: Uint8Array | null,
     recv: Uint8Array,
   ): Promise<void> {
@@ -61,7 +61,7 @@ function unpack(packed: Uint8Array, into: Uint8Array, layout: VLayout): void {
  */
 export function makeAllgatherv(bcast: Bcast) {
   return async function allgatherv(
-    comm: Communicator,
+    comm: CollComm,
     send: Uint8Array | null,
     recv: Uint8Array,
     layout: VLayout,

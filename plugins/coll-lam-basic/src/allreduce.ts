@@ -1,10 +1,10 @@
-import type { Communicator, NumericArray, ReduceOp } from '@ssi/mpi';
+import type { CollComm, NumericArray, ReduceOp } from '@ssi/mpi';
 import { bytesOf } from '@ssi/mpi';
 import type { Bcast } from './allgather';
 
 /** The reduce the module selected for this communicator (linear or binomial). */
 export type Reduce = (
-  comm: Communicator,
+  comm: CollComm,
   send: NumericArray | null,
   recv: NumericArray | null,
   op: ReduceOp,
@@ -17,7 +17,7 @@ export type Reduce = (
  */
 export function makeAllreduce(reduce: Reduce, bcast: Bcast) {
   return async function allreduce(
-    comm: Communicator,
+    comm: CollComm,
     send: NumericArray | null,
     recv: NumericArray,
     op: ReduceOp,

@@ -1,4 +1,4 @@
-import type { Communicator, VLayout } from '@ssi/mpi';
+import type { CollComm, VLayout } from '@ssi/mpi';
 import { peersOf, waitAll } from './p2p';
 import { Tag } from './tags';
 
@@ -7,7 +7,7 @@ import { Tag } from './tags';
  * then all sends, then everything is awaited, so no ordering between peers can deadlock.
  */
 async function exchange(
-  comm: Communicator,
+  comm: CollComm,
   blockFor: (peer: number) => Uint8Array,
   slotFrom: (peer: number) => Uint8Array,
   tag: number,
@@ -22,7 +22,7 @@ async function exchange(
 
 /** Block i of `send` goes to rank i; block i of `recv` comes from rank i. */
 export async function alltoall(
-  comm: Communicator,
+  comm: CollComm,
   send: Uint8Array | null,
   recv: Uint8Array,
 ): Promise<void> {
@@ -43,7 +43,7 @@ function slotOf(buf: Uint8Array, layout: VLayout, r: number): Uint8Array {
 
 /** Alltoall with per-peer byte counts and displacements; in place the receive layout serves both. */
 export async function alltoallv(
-  comm: Communicator,
+  comm: CollComm,
   send: Uint8Array | null,
   sendLayout: VLayout,
   recv: Uint8Array,
@@ -61,7 +61,7 @@ export async function alltoallv(
 
 /** Alltoall with a separate buffer per peer in each direction. */
 export async function alltoallw(
-  comm: Communicator,
+  comm: CollComm,
   send: readonly Uint8Array[],
   recv: readonly Uint8Array[],
 ): Promise<void> {

@@ -1,4 +1,4 @@
-import type { Communicator } from '@ssi/mpi';
+import type { CollComm } from '@ssi/mpi';
 import { peersOf, waitAll } from './p2p';
 import { Tag } from './tags';
 import { treeChildren, treeParent } from './trees';
@@ -7,7 +7,7 @@ import { treeChildren, treeParent } from './trees';
 const NOTHING = new Uint8Array(0);
 
 /** Linear barrier: everybody checks in with rank 0, which then releases everybody. */
-export async function barrierLinear(comm: Communicator): Promise<void> {
+export async function barrierLinear(comm: CollComm): Promise<void> {
   const c = comm.coll;
   if (c.size === 1) return;
   if (c.rank !== 0) {
@@ -24,7 +24,7 @@ export async function barrierLinear(comm: Communicator): Promise<void> {
  * Binomial barrier: check-ins flow up a tree rooted at rank 0 (fan-in), the release flows back
  * down (fan-out); O(log n) steps.
  */
-export async function barrierTree(comm: Communicator): Promise<void> {
+export async function barrierTree(comm: CollComm): Promise<void> {
   const c = comm.coll;
   const size = c.size;
   if (size === 1) return;

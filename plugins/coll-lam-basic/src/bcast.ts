@@ -1,14 +1,10 @@
-import type { Communicator } from '@ssi/mpi';
+import type { CollComm } from '@ssi/mpi';
 import { peersOf, waitAll } from './p2p';
 import { Tag } from './tags';
 import { positionOf, rankAt, treeChildren, treeParent } from './trees';
 
 /** Linear broadcast: the root sends to every other process. */
-export async function bcastLinear(
-  comm: Communicator,
-  buf: Uint8Array,
-  root: number,
-): Promise<void> {
+export async function bcastLinear(comm: CollComm, buf: Uint8Array, root: number): Promise<void> {
   const c = comm.coll;
   if (c.size === 1) return;
   if (c.rank === root) {
@@ -22,7 +18,7 @@ export async function bcastLinear(
  * Binomial broadcast: each process receives from its parent, then sends to its children, the
  * one with the largest subtree first so that the deepest branch starts earliest.
  */
-export async function bcastTree(comm: Communicator, buf: Uint8Array, root: number): Promise<void> {
+export async function bcastTree(comm: CollComm, buf: Uint8Array, root: number): Promise<void> {
   const c = comm.coll;
   const size = c.size;
   if (size === 1) return;

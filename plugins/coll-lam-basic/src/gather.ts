@@ -1,4 +1,4 @@
-import type { Communicator, VLayout } from '@ssi/mpi';
+import type { CollComm, VLayout } from '@ssi/mpi';
 import { peersOf, waitAll } from './p2p';
 import { Tag } from './tags';
 
@@ -10,7 +10,7 @@ type Slot = (rank: number) => Uint8Array;
  * block into `slot(r)`. With `send === null` at the root (in place) its block is already there.
  */
 async function linearGather(
-  comm: Communicator,
+  comm: CollComm,
   send: Uint8Array | null,
   slot: Slot | null,
   root: number,
@@ -28,7 +28,7 @@ async function linearGather(
 
 /** Gather: block r lands at r * blockLength of the root's `recv`. */
 export function gather(
-  comm: Communicator,
+  comm: CollComm,
   send: Uint8Array | null,
   recv: Uint8Array | null,
   root: number,
@@ -40,7 +40,7 @@ export function gather(
 
 /** Gatherv: block r lands at layout.displs[r], layout.counts[r] bytes long. */
 export function gatherv(
-  comm: Communicator,
+  comm: CollComm,
   send: Uint8Array | null,
   recv: Uint8Array | null,
   layout: VLayout | null,

@@ -6,7 +6,7 @@
  * (3) each leader hands what it received to the rest of the remote group, which is exactly what
  * that group needs. `comm.size` is the local group, `comm.remoteSize` the remote one.
  */
-import type { Communicator, NumericArray, ReduceOp } from '@ssi/mpi';
+import type { CollChannel, CollComm, NumericArray, ReduceOp } from '@ssi/mpi';
 import { PROC_NULL } from '@ssi/mpi';
 import { similar } from './buffers';
 import { ranksUpTo, waitAll } from './p2p';
@@ -17,7 +17,7 @@ const NOTHING = new Uint8Array(0);
 
 /** Sends `data` to every remote process but the leader (which already has it). */
 async function handToRemoteGroup(
-  c: Communicator,
+  c: CollChannel,
   remoteSize: number,
   data: ArrayBufferView,
   tag: number,
@@ -31,7 +31,7 @@ async function handToRemoteGroup(
  * the remote group entered (step 1), the swap tells it about its own group (step 2), and only
  * then does it release the remote group (step 3).
  */
-export async function barrierInter(comm: Communicator): Promise<void> {
+export async function barrierInter(comm: CollComm): Promise<void> {
   const c = comm.coll;
   const remoteSize = comm.remoteSize;
   const checkIn = c.isend(NOTHING, 0, Tag.BARRIER_INTER);
@@ -50,7 +50,7 @@ export async function barrierInter(comm: Communicator): Promise<void> {
  * Broadcast from one process to the whole remote group: `root` is ROOT at the root, PROC_NULL in
  * the rest of its group, and the root's rank in the remote group at the receivers.
  */
-export async function bcastInter(comm: Communicator, buf: Uint8Array, root: number): Promise<void> {
+export async function bcastInter(comm: CollComm, buf: Uint8Array, root: number): Promise<void> {
   const c = comm.coll;
   if (root === PROC_NULL) return;
   if (root >= 0) {
@@ -63,7 +63,7 @@ export async function bcastInter(comm: Communicator, buf: Uint8Array, root: numb
 
 /** Every process gets the reduction, in rank order, of the remote group's operands. */
 export async function allreduceInter(
-  comm: Communicator,
+  comm: CollComm,
   send: NumericArray,
   recv: NumericArray,
   op: ReduceOp,
@@ -89,7 +89,7 @@ export async function allreduceInter(
  * the two groups' block sizes may differ).
  */
 export async function allgatherInter(
-  comm: Communicator,
+  comm: CollComm,
   send: Uint8Array,
   recv: Uint8Array,
 ): Promise<void> {

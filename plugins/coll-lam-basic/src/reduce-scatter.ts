@@ -1,4 +1,4 @@
-import type { Communicator, NumericArray, ReduceOp } from '@ssi/mpi';
+import type { CollComm, NumericArray, ReduceOp } from '@ssi/mpi';
 import type { Reduce } from './allreduce';
 import { similar, total } from './buffers';
 import { peersOf, waitAll } from './p2p';
@@ -11,7 +11,7 @@ import { Tag } from './tags';
  */
 export function makeReduceScatter(reduce: Reduce) {
   return async function reduceScatter(
-    comm: Communicator,
+    comm: CollComm,
     send: NumericArray | null,
     recv: NumericArray,
     counts: readonly number[],

@@ -1,4 +1,4 @@
-import type { Communicator, NumericArray, ReduceOp } from '@ssi/mpi';
+import type { CollComm, NumericArray, ReduceOp } from '@ssi/mpi';
 import { copyOf, similar } from './buffers';
 import { ranksUpTo } from './p2p';
 import { Tag } from './tags';
@@ -19,7 +19,7 @@ interface Pending {
  * straight into `out`; a later operand that is `out` itself is copied before `out` changes.
  */
 export async function foldInOrder(
-  comm: Communicator,
+  comm: CollComm,
   operands: readonly Operand[],
   out: NumericArray,
   op: ReduceOp,
@@ -54,7 +54,7 @@ export async function foldInOrder(
  * (`send === null` at the root) the root's operand is in `recv`.
  */
 export async function reduceLinear(
-  comm: Communicator,
+  comm: CollComm,
   send: NumericArray | null,
   recv: NumericArray | null,
   op: ReduceOp,
@@ -78,7 +78,7 @@ export async function reduceLinear(
  * at lo is the reduction of the whole range: `own` for a leaf, else the array `makeInto` gave.
  */
 async function reduceRange(
-  comm: Communicator,
+  comm: CollComm,
   lo: number,
   hi: number,
   own: NumericArray,
@@ -106,7 +106,7 @@ async function reduceRange(
  * root's operand is in `recv`.
  */
 export async function reduceTree(
-  comm: Communicator,
+  comm: CollComm,
   send: NumericArray | null,
   recv: NumericArray | null,
   op: ReduceOp,

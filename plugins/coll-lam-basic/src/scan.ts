@@ -1,4 +1,4 @@
-import type { Communicator, NumericArray, ReduceOp } from '@ssi/mpi';
+import type { CollComm, NumericArray, ReduceOp } from '@ssi/mpi';
 import { copyOf, similar } from './buffers';
 import { Tag } from './tags';
 
@@ -8,7 +8,7 @@ import { Tag } from './tags';
  * (`send === null`) the operand is in `recv`.
  */
 export async function scan(
-  comm: Communicator,
+  comm: CollComm,
   send: NumericArray | null,
   recv: NumericArray,
   op: ReduceOp,
@@ -30,7 +30,7 @@ export async function scan(
  * passes that op x(i) on; rank 0 passes x0 on and leaves `recv` untouched.
  */
 export async function exscan(
-  comm: Communicator,
+  comm: CollComm,
   send: NumericArray | null,
   recv: NumericArray,
   op: ReduceOp,

@@ -1,4 +1,4 @@
-import type { Communicator, VLayout } from '@ssi/mpi';
+import type { CollComm, VLayout } from '@ssi/mpi';
 import { peersOf, waitAll } from './p2p';
 import { Tag } from './tags';
 
@@ -10,7 +10,7 @@ type Slot = (rank: number) => Uint8Array;
  * keeps its block where it is.
  */
 async function linearScatter(
-  comm: Communicator,
+  comm: CollComm,
   slot: Slot | null,
   recv: Uint8Array | null,
   root: number,
@@ -28,7 +28,7 @@ async function linearScatter(
 
 /** Scatter: rank r gets block r (of send.length / size bytes) of the root's `send`. */
 export function scatter(
-  comm: Communicator,
+  comm: CollComm,
   send: Uint8Array | null,
   recv: Uint8Array | null,
   root: number,
@@ -40,7 +40,7 @@ export function scatter(
 
 /** Scatterv: rank r gets layout.counts[r] bytes from layout.displs[r] of the root's `send`. */
 export function scatterv(
-  comm: Communicator,
+  comm: CollComm,
   send: Uint8Array | null,
   layout: VLayout | null,
   recv: Uint8Array | null,

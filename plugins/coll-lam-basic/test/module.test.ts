@@ -1,6 +1,6 @@
 /** The module object, its manifest, and the crossover that picks linear or binomial algorithms. */
 import { readFileSync } from 'node:fs';
-import type { CollActions, Communicator } from '@ssi/mpi';
+import type { CollActions, CollComm } from '@ssi/mpi';
 import { describe, expect, it } from 'vitest';
 import lamBasic from '../src/index';
 import { contextWith } from './helpers/data';
@@ -27,14 +27,14 @@ const INTRA = [
 const INTER = ['barrierInter', 'bcastInter', 'allreduceInter', 'allgatherInter'] as const;
 
 async function actionsOn(size: number, params: Record<string, number>): Promise<CollActions> {
-  const comm = intraWorld(size)[0]!.asCommunicator;
+  const comm = intraWorld(size)[0]!.asCollComm;
   return lamBasic.init(comm, contextWith(params));
 }
 
 /** How many messages the root of a broadcast sends, on `size` processes. */
 async function bcastRootSends(size: number, params: Record<string, number>): Promise<number> {
   const actions = await actionsOn(size, params);
-  const world = await onEveryRank(size, (comm: Communicator) =>
+  const world = await onEveryRank(size, (comm: CollComm) =>
     actions.bcast!(comm, new Uint8Array(8), 0),
   );
   return world[0]!.self.sends;
@@ -51,7 +51,7 @@ async function reduceRootReceives(size: number, params: Record<string, number>):
       for (let i = 0; i < out.length; i++) out[i] = a[i]! + b[i]!;
     },
   };
-  const world = await onEveryRank(size, (comm: Communicator, rank: number) =>
+  const world = await onEveryRank(size, (comm: CollComm, rank: number) =>
     actions.reduce!(
       comm,
       new Float64Array(2),
@@ -82,7 +82,7 @@ describe('the lam_basic module', () => {
   it('answers on every communicator with coll_lam_basic_priority (registered with default 10)', async () => {
     expect(lamBasic.params?.priority).toMatchObject({ type: 'int', default: 10 });
     for (const size of [1, 2, 7]) {
-      const comm = intraWorld(size)[0]!.asCommunicator;
+      const comm = intraWorld(size)[0]!.asCollComm;
       for (const priority of [10, 33]) {
         const ctx = contextWith({ coll_lam_basic_priority: priority });
         expect(await lamBasic.query(comm, ctx)).toEqual({ priority });

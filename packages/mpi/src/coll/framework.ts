@@ -1,7 +1,7 @@
 import type { SsiContext } from '@ssi/core';
-import { Framework } from '@ssi/core';
-import type { Communicator } from '../comm';
+import { Framework, isSsiError, SsiError } from '@ssi/core';
 import { ErrorClass, MpiError } from '../errors';
+import type { CollComm } from './coll-comm';
 import type { CollActions, CollContext, CollFunction, CollModule, CollQueryAnswer } from './types';
 
 /** The module whose functions stand in for every function another module leaves out (Ch. 6.1.3). */
@@ -16,6 +16,8 @@ export interface CommColl {
   providers: Partial<Record<CollFunction, string>>;
   /** Modules initialized for this communicator, to finalize when it is freed. */
   initialized: CollModule[];
+  /** Why lam_basic fills in nothing here (excluded or not installed); unset when it does. */
+  noFallback?: string;
 }
 
 export const COLL_BASE_PARAMS = {
@@ -34,8 +36,10 @@ export const COLL_BASE_PARAMS = {
 /**
  * The coll framework base: per-communicator selection (Ch. 6.1.4). Every module the user's
  * `--ssi coll ...` allows is asked about each communicator; the highest priority wins; functions
- * it does not provide come from lam_basic, initialized for the same communicator. Modules stay
- * open until MPI.finalize.
+ * it does not provide come from lam_basic, initialized for the same communicator. lam_basic is
+ * also the last candidate: when every allowed module declines a communicator (`--ssi coll smp` on
+ * COMM_SELF), lam_basic serves it. `--ssi coll ^lam_basic` turns both off. Modules stay open until
+ * MPI.finalize.
  */
 export class CollFramework {
   private readonly framework: Framework<CollModule>;
@@ -56,21 +60,18 @@ export class CollFramework {
   }
 
   /** Selects and initializes the coll module(s) of `comm`. Every member calls this. */
-  async select(comm: Communicator): Promise<CommColl> {
+  async select(comm: CollComm): Promise<CommColl> {
     this.opened ??= this.framework.open();
     await this.opened;
-    const selection = await this.framework.select<CollQueryAnswer>((m) => {
-      if (typeof m.query !== 'function' || typeof m.init !== 'function') {
-        return 'it is not a coll module of this API (no query/init function)';
-      }
-      return m.query(comm, this.ctx);
-    });
+    const selection = await this.choose(comm);
     const chosen = selection.module;
     const actions: CollActions = { ...(await chosen.init(comm, this.ctx)) };
     const initialized = [chosen];
     const providers: CommColl['providers'] = {};
     for (const fn of Object.keys(actions) as CollFunction[]) providers[fn] = selection.name;
-    const fallback = await this.framework.openFallback(FALLBACK_MODULE);
+    const fallback = this.fallbackExcluded()
+      ? undefined
+      : await this.framework.openFallback(FALLBACK_MODULE);
     if (fallback && fallback !== chosen) {
       const basic = await fallback.init(comm, this.ctx);
       initialized.push(fallback);
@@ -86,11 +87,82 @@ export class CollFramework {
       `${comm.name}: coll module ${selection.name}` +
         (initialized.length > 1 ? `, missing functions from ${FALLBACK_MODULE}` : ''),
     );
-    return { module: selection.name, actions, providers, initialized };
+    const coll: CommColl = { module: selection.name, actions, providers, initialized };
+    if (!fallback) coll.noFallback = this.whyNoFallback();
+    return coll;
+  }
+
+  /**
+   * The module that serves `comm`: the best one the selector allows, else lam_basic as the last
+   * candidate. Only "none can run" falls through to lam_basic; a requested module that is not
+   * installed stays an error (a typo must not silently become lam_basic).
+   */
+  private async choose(comm: CollComm): Promise<{ name: string; module: CollModule }> {
+    const declined: string[] = [];
+    const query = async (m: CollModule) => {
+      if (typeof m.query !== 'function' || typeof m.init !== 'function') {
+        return 'it is not a coll module of this API (no query/init function)';
+      }
+      try {
+        const answer = await m.query(comm, this.ctx);
+        if (answer === null || typeof answer === 'string') {
+          declined.push(`${m.name}: ${answer ?? 'its query declined'}`);
+        }
+        return answer;
+      } catch (err) {
+        declined.push(`${m.name}: its query failed`);
+        throw err;
+      }
+    };
+    try {
+      return await this.framework.select<CollQueryAnswer>(query);
+    } catch (err) {
+      if (!isSsiError(err) || err.code !== 'NONE_AVAILABLE') throw err;
+      const { module, problem } = await this.lastCandidate(comm);
+      if (!module) throw new SsiError('NONE_AVAILABLE', `${err.message}\n${problem}`);
+      this.ctx.verbose(
+        0,
+        `${comm.name}: selected coll module ${FALLBACK_MODULE} as the last candidate: every ` +
+          `module ${this.requestText()} allows declined (${declined.join('; ') || 'none answered'})`,
+      );
+      return { name: FALLBACK_MODULE, module };
+    }
+  }
+
+  /** lam_basic when it may and will serve `comm`, else why not (for the selection error). */
+  private async lastCandidate(comm: CollComm): Promise<{ module?: CollModule; problem: string }> {
+    const last = `${FALLBACK_MODULE}, the last candidate,`;
+    if (this.fallbackExcluded()) return { problem: `${last} is excluded (${this.requestText()}).` };
+    const known = this.framework.candidates().find((c) => c.name === FALLBACK_MODULE);
+    if (known?.module) return { problem: `${last} declined too.` };
+    if (known?.unavailable) return { problem: `${last} is unavailable: ${known.unavailable}` };
+    const basic = await this.framework.openFallback(FALLBACK_MODULE);
+    if (!basic) return { problem: `${last} ${NOT_INSTALLED}.` };
+    const answer = await basic.query(comm, this.ctx);
+    if (answer === null || typeof answer === 'string') {
+      return { problem: `${last} declined: ${answer ?? 'its query declined'}` };
+    }
+    return { module: basic, problem: '' };
+  }
+
+  /** `--ssi coll ^lam_basic`: no last candidate, no functions filled in. */
+  private fallbackExcluded(): boolean {
+    return this.framework.request.exclude.includes(FALLBACK_MODULE);
+  }
+
+  private whyNoFallback(): string {
+    return this.fallbackExcluded()
+      ? `${FALLBACK_MODULE} is excluded (${this.requestText()})`
+      : `${FALLBACK_MODULE} ${NOT_INSTALLED}`;
+  }
+
+  private requestText(): string {
+    const text = this.framework.request.text;
+    return text ? `--ssi coll ${text}` : 'the coll selector';
   }
 
   /** A communicator is freed: each module that initialized for it lets go. */
-  async release(comm: Communicator, coll: CommColl): Promise<void> {
+  async release(comm: CollComm, coll: CommColl): Promise<void> {
     for (const m of coll.initialized) await m.finalize?.(comm);
   }
 
@@ -98,6 +170,8 @@ export class CollFramework {
     if (this.opened) await this.framework.close();
   }
 }
+
+const NOT_INSTALLED = 'is not installed (npm install @ssi/coll-lam-basic)';
 
 function isCheckpointHook(fn: string): boolean {
   return fn === 'interrupt' || fn === 'checkpoint' || fn === 'continue' || fn === 'restart';
@@ -107,13 +181,13 @@ function isCheckpointHook(fn: string): boolean {
 export function collFunction<K extends CollFunction>(
   coll: CommColl,
   fn: K,
-  comm: Communicator,
+  comm: CollComm,
 ): NonNullable<CollActions[K]> {
   const impl = coll.actions[fn];
   if (impl) return impl as NonNullable<CollActions[K]>;
   throw new MpiError(
     ErrorClass.ERR_OTHER,
     `no coll module provides ${fn} on ${comm.name}: the selected module ${coll.module} does not, ` +
-      `and ${FALLBACK_MODULE} is not installed (npm install @ssi/coll-lam-basic)`,
+      `and ${coll.noFallback ?? `${FALLBACK_MODULE} ${NOT_INSTALLED}`}`,
   );
 }

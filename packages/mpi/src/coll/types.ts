@@ -7,8 +7,12 @@
  *   actions for that communicator. Unselected modules stay open until MPI.finalize.
  * - A module implements any subset of the collectives; every function it leaves out falls back to
  *   lam_basic's (Ch. 6.1.3). Intra- and intercommunicator variants are separate functions.
- * - Modules move data only through MPI point-to-point on `comm.coll`, a twin of the user's
- *   communicator with its own context: collective traffic never matches the user's messages.
+ * - lam_basic is the last candidate: when every module the selector allows declines a
+ *   communicator, lam_basic serves it (`--ssi coll smp` works on COMM_SELF); `^lam_basic` turns
+ *   both fallbacks off (see `framework.ts`).
+ * - Modules see a communicator only as `CollComm` (`./coll-comm.ts`): identity, point-to-point
+ *   on `comm.coll` (a twin with its own context: collective traffic never matches the user's
+ *   messages), node locality, and sub-communicator construction. Never the concrete class.
  * - Everything arrives already checked and normalised by the MPI layer (roots, counts, lengths,
  *   in-place): data movement on bytes, reductions on typed arrays of one element type with an op
  *   that applies to it. A module never sees user objects.
@@ -16,7 +20,7 @@
  *   sub-communicator gets its own selection (the smp module's hierarchy).
  */
 import type { ParamRegistry, SsiModule } from '@ssi/core';
-import type { Communicator } from '../comm';
+import type { CollComm } from './coll-comm';
 import type { ReduceOp } from './ops';
 
 /** The coll type-API version this MPI layer implements (equals `FRAMEWORKS.coll.api` of core). */
@@ -53,18 +57,18 @@ export interface VLayout {
  * this process's part is done and its buffers may be reused (MPI semantics of blocking calls).
  */
 export interface CollActions {
-  barrier?(comm: Communicator): Promise<void>;
+  barrier?(comm: CollComm): Promise<void>;
   /** `buf` is the root's data and every other rank's destination. */
-  bcast?(comm: Communicator, buf: Uint8Array, root: number): Promise<void>;
+  bcast?(comm: CollComm, buf: Uint8Array, root: number): Promise<void>;
   /** `send` has this rank's block; at the root `recv` has size blocks of send.length bytes. */
   gather?(
-    comm: Communicator,
+    comm: CollComm,
     send: Uint8Array | null,
     recv: Uint8Array | null,
     root: number,
   ): Promise<void>;
   gatherv?(
-    comm: Communicator,
+    comm: CollComm,
     send: Uint8Array | null,
     recv: Uint8Array | null,
     layout: VLayout | null,
@@ -72,29 +76,29 @@ export interface CollActions {
   ): Promise<void>;
   /** At the root `send` has size blocks of recv.length bytes; every rank receives its block. */
   scatter?(
-    comm: Communicator,
+    comm: CollComm,
     send: Uint8Array | null,
     recv: Uint8Array | null,
     root: number,
   ): Promise<void>;
   scatterv?(
-    comm: Communicator,
+    comm: CollComm,
     send: Uint8Array | null,
     layout: VLayout | null,
     recv: Uint8Array | null,
     root: number,
   ): Promise<void>;
-  allgather?(comm: Communicator, send: Uint8Array | null, recv: Uint8Array): Promise<void>;
+  allgather?(comm: CollComm, send: Uint8Array | null, recv: Uint8Array): Promise<void>;
   allgatherv?(
-    comm: Communicator,
+    comm: CollComm,
     send: Uint8Array | null,
     recv: Uint8Array,
     layout: VLayout,
   ): Promise<void>;
   /** `send` and `recv` hold size blocks each, block i for / from rank i. */
-  alltoall?(comm: Communicator, send: Uint8Array | null, recv: Uint8Array): Promise<void>;
+  alltoall?(comm: CollComm, send: Uint8Array | null, recv: Uint8Array): Promise<void>;
   alltoallv?(
-    comm: Communicator,
+    comm: CollComm,
     send: Uint8Array | null,
     sendLayout: VLayout,
     recv: Uint8Array,
@@ -102,66 +106,61 @@ export interface CollActions {
   ): Promise<void>;
   /** alltoallw: a separate buffer per peer in each direction (MPI's per-peer datatypes). */
   alltoallw?(
-    comm: Communicator,
+    comm: CollComm,
     send: readonly Uint8Array[],
     recv: readonly Uint8Array[],
   ): Promise<void>;
   /** Operands combine in rank order: recv = x0 op x1 op ... (deterministic, Ch. 6.3.2). */
   reduce?(
-    comm: Communicator,
+    comm: CollComm,
     send: NumericArray | null,
     recv: NumericArray | null,
     op: ReduceOp,
     root: number,
   ): Promise<void>;
   allreduce?(
-    comm: Communicator,
+    comm: CollComm,
     send: NumericArray | null,
     recv: NumericArray,
     op: ReduceOp,
   ): Promise<void>;
   /** Reduces size blocks (element counts `counts`), scatters block i to rank i. */
   reduceScatter?(
-    comm: Communicator,
+    comm: CollComm,
     send: NumericArray | null,
     recv: NumericArray,
     counts: readonly number[],
     op: ReduceOp,
   ): Promise<void>;
   /** Inclusive prefix reduction: rank i gets x0 op ... op xi. */
-  scan?(
-    comm: Communicator,
-    send: NumericArray | null,
-    recv: NumericArray,
-    op: ReduceOp,
-  ): Promise<void>;
+  scan?(comm: CollComm, send: NumericArray | null, recv: NumericArray, op: ReduceOp): Promise<void>;
   /** Exclusive prefix reduction: rank i > 0 gets x0 op ... op x(i-1); rank 0's recv is untouched. */
   exscan?(
-    comm: Communicator,
+    comm: CollComm,
     send: NumericArray | null,
     recv: NumericArray,
     op: ReduceOp,
   ): Promise<void>;
 
   // Intercommunicator variants: the local and the remote group are the two sides.
-  barrierInter?(comm: Communicator): Promise<void>;
+  barrierInter?(comm: CollComm): Promise<void>;
   /** `root` is `ROOT` in the root process, `PROC_NULL` in the rest of its group, else the root's rank in the remote group. */
-  bcastInter?(comm: Communicator, buf: Uint8Array, root: number): Promise<void>;
+  bcastInter?(comm: CollComm, buf: Uint8Array, root: number): Promise<void>;
   /** Every process gets the reduction of the remote group's contributions. */
   allreduceInter?(
-    comm: Communicator,
+    comm: CollComm,
     send: NumericArray,
     recv: NumericArray,
     op: ReduceOp,
   ): Promise<void>;
   /** Every process gets the remote group's blocks in rank order. */
-  allgatherInter?(comm: Communicator, send: Uint8Array, recv: Uint8Array): Promise<void>;
+  allgatherInter?(comm: CollComm, send: Uint8Array, recv: Uint8Array): Promise<void>;
 
   /** Checkpoint quartet (Ch. 7): present only if the module can take part in a checkpoint. */
-  interrupt?(comm: Communicator): Promise<void> | void;
-  checkpoint?(comm: Communicator): Promise<void> | void;
-  continue?(comm: Communicator): Promise<void> | void;
-  restart?(comm: Communicator): Promise<void> | void;
+  interrupt?(comm: CollComm): Promise<void> | void;
+  checkpoint?(comm: CollComm): Promise<void> | void;
+  continue?(comm: CollComm): Promise<void> | void;
+  restart?(comm: CollComm): Promise<void> | void;
 }
 
 /** The collective operation names, as `CollActions` keys (no checkpoint functions). */
@@ -189,13 +188,13 @@ export interface CollModule extends SsiModule {
   type: 'coll';
   /** Can this module serve `comm`, and how eagerly? `null` or a reason string declines. */
   query(
-    comm: Communicator,
+    comm: CollComm,
     ctx: CollContext,
   ): CollQueryAnswer | null | string | Promise<CollQueryAnswer | null | string>;
   /** The actions for `comm` (any subset); may create sub-communicators. */
-  init(comm: Communicator, ctx: CollContext): CollActions | Promise<CollActions>;
+  init(comm: CollComm, ctx: CollContext): CollActions | Promise<CollActions>;
   /** `comm` is being freed: release what `init` made for it. */
-  finalize?(comm: Communicator): Promise<void> | void;
+  finalize?(comm: CollComm): Promise<void> | void;
   /** Whether the module supports checkpoint/restart at all (the cr framework ANDs these). */
   hasCheckpoint?: boolean;
 }

@@ -9,7 +9,7 @@
  * - a message longer than the receive buffer is an error, an unknown rank or bad tag too;
  * - at the end nothing may be left unmatched (App. D.2.1).
  */
-import type { Communicator } from '@ssi/mpi';
+import type { CollComm } from '@ssi/mpi';
 
 interface Message {
   source: Endpoint;
@@ -148,8 +148,8 @@ export class FakeComm {
   }
 
   /** Typed as the real thing for the code under test. */
-  get asCommunicator(): Communicator {
-    return this as unknown as Communicator;
+  get asCollComm(): CollComm {
+    return this as unknown as CollComm;
   }
 }
 
@@ -194,13 +194,13 @@ export function intraWorld(size: number): FakeComm[] {
 /** Runs `body` on every rank of an intracommunicator of `size` processes. */
 export async function onEveryRank(
   size: number,
-  body: (comm: Communicator, rank: number) => Promise<void>,
+  body: (comm: CollComm, rank: number) => Promise<void>,
   timeoutMs = 5000,
 ): Promise<FakeComm[]> {
   const world = intraWorld(size);
   await runAll(
     world.map((c) => c.self),
-    world.map((c) => body(c.asCommunicator, c.rank)),
+    world.map((c) => body(c.asCollComm, c.rank)),
     timeoutMs,
   );
   return world;
@@ -213,14 +213,14 @@ export type Side = 'A' | 'B';
 export async function onEveryInterProcess(
   sizeA: number,
   sizeB: number,
-  body: (comm: Communicator, side: Side, rank: number) => Promise<void>,
+  body: (comm: CollComm, side: Side, rank: number) => Promise<void>,
   timeoutMs = 5000,
 ): Promise<void> {
   const a = Array.from({ length: sizeA }, (_, r) => new Endpoint(`A${r}`));
   const b = Array.from({ length: sizeB }, (_, r) => new Endpoint(`B${r}`));
   const bodies = [
-    ...a.map((e, r) => body(new FakeComm(e, b, r, sizeA, true).asCommunicator, 'A', r)),
-    ...b.map((e, r) => body(new FakeComm(e, a, r, sizeB, true).asCommunicator, 'B', r)),
+    ...a.map((e, r) => body(new FakeComm(e, b, r, sizeA, true).asCollComm, 'A', r)),
+    ...b.map((e, r) => body(new FakeComm(e, a, r, sizeB, true).asCollComm, 'B', r)),
   ];
   await runAll([...a, ...b], bodies, timeoutMs);
 }
