@@ -1,8 +1,8 @@
 import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { isProcessAlive } from '@ssi/lam';
+import { basename, join, resolve } from 'node:path';
+import { isProcessAlive, sessionUser } from '@ssi/lam';
 import { conformanceProgram, jobsProgram } from '@ssi/mpi/testing';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { startCli, waitChild, waitFor } from '../src/testing';
@@ -17,6 +17,8 @@ const job = jobsProgram;
 const work = mkdtempSync(join(tmpdir(), 'ssi-mpirun-test-'));
 const SUFFIX = `mpirun-test-${process.pid}`;
 const live = new Set<ChildProcess>();
+/** Every command this file started: an mpirun's private universe is named after its pid. */
+const startedPids = new Set<number>();
 
 /** Runs a built command with SUFFIX's universe, in the fixtures directory; fails after `timeoutMs`. */
 function run(cmd: string, args: string[], env: Record<string, string> = {}, timeoutMs = 90_000) {
@@ -34,23 +36,39 @@ function start(cmd: string, args: string[], env: Record<string, string> = {}): C
     },
   );
   live.add(child);
+  if (child.pid !== undefined) startedPids.add(child.pid);
   return child;
 }
 
 const mpirun = (args: string[], env: Record<string, string> = {}) => run('mpirun', args, env);
 
-/** Session directories of the universes these tests boot (the private ones of mpirun too). */
-function sessionDirs(): string[] {
-  return readdirSync(tmpdir()).filter((d) => /^ssi-.*@.*-mpirun/.test(d));
+/**
+ * Is `dir` (a session directory's name) of a universe these tests started: the booted one
+ * (SUFFIX) or the private one of an mpirun this file started (`-mpirun-<its pid>`)? Other
+ * people's jobs on the machine have other suffixes and are none of our business.
+ */
+function isOurs(dir: string): boolean {
+  if (!dir.startsWith(`ssi-${sessionUser()}@`)) return false;
+  if (dir.endsWith(`-${SUFFIX}`)) return true;
+  return [...startedPids].some((pid) => dir.endsWith(`-mpirun-${pid}`));
 }
 
-/** Processes still running one of our fixtures (ranks that outlived their job). */
+/** Session directories of the universes these tests boot (the private ones of mpirun too). */
+function sessionDirs(): string[] {
+  return readdirSync(tmpdir()).filter(isOurs);
+}
+
+/** Processes started by one of our universes' lamds (ranks that outlived their job). */
 function strayRanks(): string[] {
   const out: string[] = [];
   for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
     try {
-      const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-      if (/fixtures|(jobs|conformance)\.js/.test(cmd)) out.push(`${pid}: ${cmd}`);
+      const dir = readFileSync(`/proc/${pid}/environ`, 'utf8')
+        .split('\0')
+        .find((e) => e.startsWith('LAM_MPI_SESSION_DIR='));
+      if (!dir || !isOurs(basename(dir.slice('LAM_MPI_SESSION_DIR='.length)))) continue;
+      if (/\) [ZX] /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'))) continue;
+      out.push(`${pid}: ${readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ')}`);
     } catch {}
   }
   return out;

@@ -56,13 +56,16 @@ function run(cmd: string, args: string[], extraEnv: Record<string, string> = {})
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
+const ourSuffix = new RegExp(`${SUFFIX}(?![0-9])`);
+
 /** Processes of this universe still running (lamds and what they started), with their command lines. */
 function universeProcesses(): string[] {
   return readdirSync('/proc')
     .filter((pid) => /^\d+$/.test(pid) && Number(pid) !== process.pid)
     .flatMap((pid) => {
       try {
-        if (!readFileSync(`/proc/${pid}/environ`, 'utf8').includes(SUFFIX)) return [];
+        // SUFFIX followed by a digit is another run's (mpirun-tb-12 is not mpirun-tb-123).
+        if (!ourSuffix.test(readFileSync(`/proc/${pid}/environ`, 'utf8'))) return [];
         return [`${pid}: ${readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ')}`];
       } catch {
         return [];

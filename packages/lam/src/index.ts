@@ -92,9 +92,13 @@ export {
 } from './package-paths';
 export type { LamParamName } from './params';
 export { LAM_PARAMS, lamInt, lamSeconds, registerLamParams } from './params';
+export type { JobResourceName, RemoveOptions, RemoveResult } from './session/job-resources';
+export {
+  JOB_RESOURCE_DIR,
+  jobResourcePrefix,
+  removeJobResources,
+} from './session/job-resources';
 export { isProcessAlive, procStartTime } from './session/proc-identity';
-export type { SessionCleaner } from './session/session-cleanup';
-export { registerSessionCleaner, runSessionCleanup } from './session/session-cleanup';
 export {
   findSessionDir,
   listSessionDirs,

@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { sessionPrefix } from '../src/index';
 
 const here = dirname(fileURLToPath(import.meta.url));
 export const FIXTURES = join(here, 'fixtures');
@@ -100,11 +101,18 @@ export async function killAll(): Promise<void> {
   children.clear();
 }
 
-/** Our segments in /dev/shm (names starting with "ssi-"). */
+/** The session directories this test process made up: only their segments are ours. */
+const sessions: string[] = [];
+
+/**
+ * Our segments in /dev/shm: those of the sessions `testSession()` made. Other jobs on the
+ * machine (other users, other test runs) create and remove theirs at any time.
+ */
 export function shmListing(): string[] {
+  const prefixes = sessions.map((sessionDir) => sessionPrefix({ sessionDir }));
   try {
     return readdirSync('/dev/shm')
-      .filter((n) => n.startsWith('ssi-'))
+      .filter((n) => prefixes.some((p) => n.startsWith(p)))
       .sort();
   } catch {
     return [];
@@ -115,5 +123,7 @@ let counter = 0;
 /** A session directory unique to this test run (only its hash is used). */
 export function testSession(): string {
   counter++;
-  return `/tmp/ssi-shm-test-${process.pid}-${Date.now()}-${counter}`;
+  const dir = `/tmp/ssi-shm-test-${process.pid}-${Date.now()}-${counter}`;
+  sessions.push(dir);
+  return dir;
 }

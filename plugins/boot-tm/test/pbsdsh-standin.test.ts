@@ -101,7 +101,8 @@ describe.skipIf(!avail.ok)('the stand-in pbsdsh', () => {
   });
 
   it("delivers SIGTERM to the task's process group on its host and exits 143", async () => {
-    const tag = `sleep ${3000 + (process.pid % 1000)}`;
+    // A command line no other process on the machine has (pgrep below sees everybody's).
+    const tag = `sleep ${3000 + (process.pid % 1000)}.${process.pid}${Date.now() % 100_000}`;
     const child = spawn(PBSDSH, ['-h', tb.hosts[1]!.address, '/bin/sh', '-c', `${tag} & ${tag}`], {
       env: { ...process.env, ...env },
       stdio: 'ignore',

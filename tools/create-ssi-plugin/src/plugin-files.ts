@@ -1,4 +1,5 @@
 import { FRAMEWORKS, type FrameworkType } from '@ssi/core';
+import { collHelpers, collMembers } from './coll-template';
 
 export interface PluginSpec {
   type: FrameworkType;
@@ -44,7 +45,7 @@ export function moduleSource(spec: PluginSpec): string {
  * running this file; the code runs only when a framework opens the module.
  * The ${spec.type} interface is defined by ${WHERE_THE_INTERFACE_LIVES[spec.type]}.
  */
-
+${spec.type === 'coll' ? collHelpers() : ''}
 /** @type {import('@ssi/core').SsiModule & Record<string, unknown>} */
 const module = {
   ssiApi: '1.0.0',
@@ -65,7 +66,7 @@ const module = {
     ctx.verbose(10, \`opened with example=\${ctx.param('example')}\`);
     return true;
   },
-
+${spec.type === 'coll' ? collMembers(spec) : ''}
   /** Runs once, last. Free what open allocated. */
   close() {},
 };

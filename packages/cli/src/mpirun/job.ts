@@ -105,7 +105,8 @@ export async function runJob(
     const p = r.placement;
     const cwd = p.part.wd ?? process.cwd();
     const argv = commandFor(p.part.argv, process.cwd());
-    r.proc = await client.spawn(p.node.id, { argv, cwd, env: envFor(p, hubAddress) });
+    // `job` lets the lamd remove the job's shared-memory segments once its last rank here exits.
+    r.proc = await client.spawn(p.node.id, { argv, cwd, env: envFor(p, hubAddress), job: jobId });
     if (opts.verbose)
       opts.say(`mpirun: rank ${p.rank} is pid ${r.proc.pid} on n${p.node.id} (${p.node.name})`);
     r.proc.on('stdout', (d: Buffer) => r.out.push(d));

@@ -238,6 +238,7 @@ export class LamClient extends EventEmitter {
       argv: req.argv,
       cwd: req.cwd,
       env: req.env,
+      job: req.job,
     });
     const proc = new RemoteProcess(node, pid, (signal) => this.signal(node, pid, signal));
     const key = `${node}:${pid}`;

@@ -1,8 +1,8 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { killRecordedProcesses } from '../lamd/stale-session';
+import { removeJobResources } from '../session/job-resources';
 import { isProcessAlive } from '../session/proc-identity';
-import { runSessionCleanup } from '../session/session-cleanup';
 import { removeSessionDir, SESSION_FILES, sessionDirFor } from '../session/session-dir';
 import { readSessionInfo } from '../session/session-info';
 
@@ -34,7 +34,7 @@ export async function wipeSession(
     report.lamd = await stop(info.lamdPid, info.lamdStartTime, graceMs);
   }
   report.processes = killRecordedProcesses(join(sessionDir, SESSION_FILES.procs));
-  await runSessionCleanup(sessionDir);
+  removeJobResources({ sessionDir });
   removeSessionDir(sessionDir);
   report.removed = true;
   return report;

@@ -5,6 +5,7 @@ import type { ParamRegistry } from '@ssi/core';
 import { isLamError, LamError } from '../errors';
 import type { LamdConfig } from '../hboot/hboot-config';
 import { lamInt, lamSeconds } from '../params';
+import { removeJobResources } from '../session/job-resources';
 import { isProcessAlive, procStartTime } from '../session/proc-identity';
 import { secretFromText, writeSecret } from '../session/secret';
 import {
@@ -89,6 +90,7 @@ export class Lamd {
           this.route({ t: 'ev', dst: owner, ev: 'io', body: { node: this.me, pid, fd, data } }),
         exit: (owner, pid, status) =>
           this.route({ t: 'ev', dst: owner, ev: 'exit', body: { node: this.me, pid, ...status } }),
+        jobEnded: (job) => this.removeJobResources(job),
       },
     });
   }
@@ -163,6 +165,7 @@ export class Lamd {
       for (const s of this.servers) s.close();
       const killed = await this.procs.killAll(lamSeconds(this.params, 'lam_kill_grace'));
       if (killed > 0) this.log.info(`stopped ${killed} process(es)`);
+      this.removeJobResources();
       await this.links.flush(lamSeconds(this.params, 'lam_connect_timeout'));
       this.links.closeAll();
       // The directory goes before the connections: whoever waits for this lamd (lamhalt, an
@@ -205,6 +208,7 @@ export class Lamd {
       }
       // A lamd that died without cleaning up: finish its work, then take the place.
       killRecordedProcesses(join(dir, SESSION_FILES.procs));
+      removeJobResources({ sessionDir: dir });
       removeSessionDir(dir);
     }
     try {
@@ -535,6 +539,21 @@ export class Lamd {
     this.links.drop(id);
     this.writeUniverseFile();
     if (node) this.log.info(`node ${describeNode(node)} left`);
+  }
+
+  /**
+   * Removes the node-local resources (shared-memory segments) of one job that has no process
+   * left here, or, without `job`, of every job of this session except those still running.
+   */
+  removeJobResources(job?: string): void {
+    const { removed, failed } = removeJobResources({
+      sessionDir: this.sessionDir,
+      job,
+      keepJobs: job === undefined ? this.procs.liveJobs() : [],
+    });
+    const whose = job === undefined ? 'the session' : `job ${job}`;
+    if (removed.length > 0) this.log.info(`removed ${whose}'s ${removed.join(', ')}`);
+    for (const f of failed) this.log.warn(`cannot remove ${f.name} of ${whose}: ${f.reason}`);
   }
 
   clearMailboxes(): number {

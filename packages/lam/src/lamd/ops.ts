@@ -1,7 +1,6 @@
 import { constants } from 'node:os';
 import { LamError } from '../errors';
 import { lamSeconds } from '../params';
-import { runSessionCleanup } from '../session/session-cleanup';
 import { type UniverseNode, universeNodeProblem } from '../universe';
 import { LAMD_OPS, type LamdOp, type LamdOps } from '../wire/ops';
 import type { WireMessage } from '../wire/wire';
@@ -35,8 +34,7 @@ export async function runOp(lamd: Lamd, req: Req): Promise<unknown> {
       return lamd.procs.list();
     case 'clean': {
       const killed = await lamd.procs.killAll(lamSeconds(lamd.params, 'lam_kill_grace'));
-      const problems = await runSessionCleanup(lamd.sessionDir);
-      for (const p of problems) lamd.log.warn(`session cleanup: ${p}`);
+      lamd.removeJobResources();
       return { killed, messages: lamd.clearMailboxes() };
     }
     case 'halt':
@@ -54,7 +52,15 @@ async function spawn(lamd: Lamd, req: Req): Promise<LamdOps['spawn'][1]> {
   const args = req.args as LamdOps['spawn'][0];
   const io = args.io ?? req.src;
   const pid = await lamd.procs
-    .spawn({ argv: args.argv, cwd: args.cwd ?? undefined, env: args.env ?? undefined }, io)
+    .spawn(
+      {
+        argv: args.argv,
+        cwd: args.cwd ?? undefined,
+        env: args.env ?? undefined,
+        job: args.job ?? undefined,
+      },
+      io,
+    )
     .catch((err: LamError) => {
       throw new LamError('REMOTE', `on ${lamd.describe()}: ${err.message}`);
     });

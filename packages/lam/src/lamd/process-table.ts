@@ -12,6 +12,11 @@ export interface SpawnRequest {
   argv: string[];
   cwd?: string;
   env?: Record<string, string>;
+  /**
+   * The job the process belongs to (`mpirun`'s job id). When the job's last process on this
+   * node has exited, the lamd removes the job's node-local resources (`jobResourcePrefix`).
+   */
+  job?: string;
 }
 
 export interface ExitStatus {
@@ -24,12 +29,15 @@ export interface ProcRecord {
   argv: string[];
   owner: OobAddress;
   startedAt: number;
+  job?: string;
 }
 
 /** Where output and exits of started processes go (the lamd routes them to the owner). */
 export interface ProcessSink {
   output(owner: OobAddress, pid: number, fd: 1 | 2, data: Buffer): void;
   exit(owner: OobAddress, pid: number, status: ExitStatus): void;
+  /** The last process of `job` started here has exited (normally or killed). */
+  jobEnded(job: string): void;
 }
 
 interface Running {
@@ -78,6 +86,7 @@ export class ProcessTable {
   private track(child: ChildProcess, req: SpawnRequest, owner: OobAddress): number {
     const pid = child.pid!;
     const record: ProcRecord = { pid, argv: req.argv, owner, startedAt: Date.now() };
+    if (req.job !== undefined) record.job = req.job;
     const recordFile = join(this.opts.procsDir, String(pid));
     try {
       writeFileSync(recordFile, `${pid} ${procStartTime(pid) ?? ''}\n`, { mode: 0o600 });
@@ -94,6 +103,7 @@ export class ProcessTable {
         rmSync(recordFile, { force: true });
         this.opts.log.debug(`process ${pid} exited (code ${code}, signal ${signal})`);
         sink.exit(owner, pid, { code, signal });
+        if (record.job !== undefined && !this.liveJobs().has(record.job)) sink.jobEnded(record.job);
         done();
       });
     });
@@ -111,6 +121,13 @@ export class ProcessTable {
 
   list(): ProcRecord[] {
     return [...this.running.values()].map((r) => r.record);
+  }
+
+  /** The jobs that still have a running process here. */
+  liveJobs(): Set<string> {
+    const jobs = new Set<string>();
+    for (const r of this.running.values()) if (r.record.job !== undefined) jobs.add(r.record.job);
+    return jobs;
   }
 
   get size(): number {
@@ -169,7 +186,7 @@ function describeSpawnError(err: NodeJS.ErrnoException): string {
 
 /** Checks a spawn request that came over the network. */
 export function spawnRequestProblem(value: unknown): string | undefined {
-  if (value === null || typeof value !== 'object') return 'spawn needs { argv, cwd?, env? }';
+  if (value === null || typeof value !== 'object') return 'spawn needs { argv, cwd?, env?, job? }';
   const r = value as Record<string, unknown>;
   if (
     !Array.isArray(r.argv) ||
@@ -181,6 +198,8 @@ export function spawnRequestProblem(value: unknown): string | undefined {
   if ((r.argv[0] as string).length === 0) return 'argv[0] is empty';
   if (r.cwd !== undefined && r.cwd !== null && typeof r.cwd !== 'string')
     return 'cwd must be a string';
+  if (r.job !== undefined && r.job !== null && (typeof r.job !== 'string' || r.job === ''))
+    return 'job must be a non-empty string (a job id)';
   if (r.env !== undefined && r.env !== null) {
     if (typeof r.env !== 'object' || Array.isArray(r.env)) return 'env must be a map of strings';
     if (!Object.values(r.env).every((v) => typeof v === 'string'))
