@@ -87,6 +87,11 @@ export class Connection {
   closing = false;
   /** The envelope being handled (one record per connection, refilled for every envelope). */
   private readonly envelope = new WireEnvelope();
+  /** Bytes written to / read from the socket, everything included (crtcp's drain counters). */
+  bytesOut = 0;
+  bytesIn = 0;
+  /** `whenReceived` calls waiting for `bytesIn` to reach their count. */
+  private drainWaiters: { bytes: number; resolve: () => void }[] = [];
 
   private rstate: number;
   private readonly hdr = Buffer.allocUnsafe(Math.max(ENVELOPE_BYTES, RESPONSE_BYTES, HELLO_BYTES));
@@ -152,7 +157,7 @@ export class Connection {
     socket.once('connect', () => {
       const { bytes, nonce } = makeHello(owner.jobId, owner.myRank, proc.gps.grank);
       conn.nonce = nonce;
-      socket.write(bytes);
+      conn.write(bytes);
     });
     return conn;
   }
@@ -205,6 +210,25 @@ export class Connection {
     this.owner.closed(this, reason);
   }
 
+  /**
+   * Resolves once `bytes` bytes in all have been read from this connection and handled (each
+   * message in them matched, queued or delivered): with the peer's count of bytes written, the
+   * channel is then known to be empty (Fig. 7.8).
+   */
+  whenReceived(bytes: number): Promise<void> {
+    if (this.bytesIn >= bytes) return Promise.resolve();
+    return new Promise((resolve) => this.drainWaiters.push({ bytes, resolve }));
+  }
+
+  private wakeDrainWaiters(): void {
+    const still: { bytes: number; resolve: () => void }[] = [];
+    for (const w of this.drainWaiters) {
+      if (this.bytesIn >= w.bytes) w.resolve();
+      else still.push(w);
+    }
+    this.drainWaiters = still;
+  }
+
   /** Receive `rid` sent a clear to send for the peer's request `sid`: its body is coming. */
   answered(sid: number, rid: number): void {
     this.answeredBySid.set(sid, rid);
@@ -250,6 +274,12 @@ export class Connection {
 
   private onRead(nread: number, buf: Buffer): void {
     this.lastReadFilled = !this.directRead && nread === buf.length;
+    this.bytesIn += nread;
+    this.handleRead(nread, buf);
+    if (this.drainWaiters.length > 0) this.wakeDrainWaiters();
+  }
+
+  private handleRead(nread: number, buf: Buffer): void {
     if (this.directRead) {
       if (this.target !== this.directTarget && this.target !== null && this.bodyOff < this.keep) {
         // The body was redirected to a receive after this read had been set up.
@@ -387,7 +417,7 @@ export class Connection {
       this.hello = hello;
       const { bytes: response, nonce } = makeResponse(o.secret, o.jobId, hello);
       this.nonce = nonce;
-      this.socket.write(response);
+      this.write(response);
       this.rstate = R_PROOF;
     } else if (this.rstate === R_PROOF) {
       if (!checkProof(Buffer.from(bytes), o.secret, o.jobId, this.nonce!, this.hello!)) {
@@ -404,7 +434,7 @@ export class Connection {
         this.refuse(`rank ${peer}: ${nonceA}`);
         return n;
       }
-      this.socket.write(makeProof(o.secret, o.jobId, nonceA, o.myRank, peer));
+      this.write(makeProof(o.secret, o.jobId, nonceA, o.myRank, peer));
       this.rstate = R_HEADER;
       o.established(this);
       this.resolveReady();
@@ -413,6 +443,12 @@ export class Connection {
   }
 
   // ---- writing -----------------------------------------------------------------------------
+
+  /** A handshake write, counted. */
+  private write(bytes: Uint8Array): void {
+    this.bytesOut += bytes.byteLength;
+    this.socket.write(bytes);
+  }
 
   /** Bytes queued in Node that have not reached the kernel yet. */
   get queued(): number {
@@ -446,6 +482,7 @@ export class Connection {
     if (plen > 0) out.set(payload!, start + ENVELOPE_BYTES);
     const end = start + total;
     const socket = this.socket;
+    this.bytesOut += total;
     socket.write(out.subarray(start, end));
     this.outPos = socket.writableLength === 0 ? 0 : end;
   }
@@ -475,6 +512,7 @@ export class Connection {
     const out = this.outbox;
     writeEnvelope(out, start, length, tag, flags, rank, cid, seq, sid, rid);
     const socket = this.socket;
+    this.bytesOut += ENVELOPE_BYTES + payload.byteLength;
     socket.cork();
     socket.write(out.subarray(start, start + ENVELOPE_BYTES));
     socket.write(payload, this.onFlushed);

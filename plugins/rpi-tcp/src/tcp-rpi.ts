@@ -18,6 +18,7 @@ import { Connection } from './connection';
 import type { Hello } from './handshake';
 import type { KernelBuffers, SocketTuner } from './socket-buffers';
 import { cappedBuffers } from './socket-buffers';
+import { TCP_TRANSPORT_API, type TcpTraffic, type TcpTransport } from './transport-api';
 
 /** Settings of one tcp module instance, from its parameters. */
 export interface TcpSettings {
@@ -56,7 +57,8 @@ const S_UNASKED = 16; // the body went on a credit that crossed the request to s
  * see `PeerCredits`), acknowledgements for synchronous mode, and cancellation of sends the
  * receiver has not matched. Progress is driven entirely by socket events; nothing polls.
  */
-export class TcpRpi implements RpiActions, ConnectionOwner {
+export class TcpRpi implements TcpTransport, ConnectionOwner {
+  readonly transportApi = TCP_TRANSPORT_API;
   readonly jobId: string;
   readonly secret: Uint8Array;
   readonly myRank: number;
@@ -670,6 +672,45 @@ export class TcpRpi implements RpiActions, ConnectionOwner {
     return true;
   }
 
+  // ---- the transport surface for modules built on tcp (crtcp's drain, sm's off-node path) -----
+
+  get peers(): Proc[] {
+    return [...this.conns.keys()];
+  }
+
+  traffic(proc: Proc): TcpTraffic {
+    const conn = this.connectionTo(proc, 'traffic');
+    return { sent: conn.bytesOut, received: conn.bytesIn };
+  }
+
+  whenReceived(proc: Proc, bytes: number, timeoutMs: number): Promise<void> {
+    const conn = this.connectionTo(proc, 'whenReceived');
+    if (!Number.isSafeInteger(bytes) || bytes < 0) {
+      throw new MpiError(
+        ErrorClass.ERR_ARG,
+        `rpi tcp: whenReceived(${proc.describe()}, ${bytes}): the byte count must be a non-negative integer`,
+      );
+    }
+    return withTimeout(
+      conn.whenReceived(bytes),
+      timeoutMs,
+      () =>
+        `rpi tcp: ${proc.describe()} sent ${bytes} bytes but only ${conn.bytesIn} arrived within ${timeoutMs} ms`,
+    );
+  }
+
+  private connectionTo(proc: Proc, call: string): Connection {
+    const conn = this.conns.get(proc);
+    if (conn === undefined) {
+      throw new MpiError(
+        ErrorClass.ERR_RANK,
+        `rpi tcp: ${call}: no connection to ${proc.describe()} on this transport (peers: ` +
+          `${this.peers.map((p) => p.gps.grank).join(', ') || 'none'})`,
+      );
+    }
+    return conn;
+  }
+
   // ---- shutdown (C.2.6) --------------------------------------------------------------------
 
   async finalize(proc?: Proc): Promise<void> {
@@ -693,4 +734,21 @@ export class TcpRpi implements RpiActions, ConnectionOwner {
     await Promise.all([...this.conns.values()].map((c) => c.close()));
     this.conns.clear();
   }
+}
+
+/** Rejects with ERR_OTHER and `why()` when `p` has not settled after `ms`. */
+function withTimeout<T>(p: Promise<T>, ms: number, why: () => string): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new MpiError(ErrorClass.ERR_OTHER, why())), ms);
+    p.then(
+      (v) => {
+        clearTimeout(timer);
+        resolve(v);
+      },
+      (err) => {
+        clearTimeout(timer);
+        reject(err);
+      },
+    );
+  });
 }

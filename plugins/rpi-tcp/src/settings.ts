@@ -1,0 +1,32 @@
+import type { ParamRegistry } from '@ssi/core';
+import { params } from './params';
+import { bufferSize, socketTuner } from './socket-buffers';
+import type { TcpSettings } from './tcp-rpi';
+
+/**
+ * The settings of a tcp transport from the `rpi_tcp_*` parameters. Registers them first when the
+ * transport is opened by another module (crtcp, sm) rather than selected as the rpi, so that
+ * `--ssi rpi_tcp_short …` and the defaults apply the same way either way.
+ */
+export async function tcpSettings(registry: ParamRegistry): Promise<TcpSettings> {
+  for (const [name, spec] of Object.entries(params)) {
+    if (!registry.isRegistered(`rpi_tcp_${name}`)) registry.register(`rpi_tcp_${name}`, spec, 'rpi tcp');
+  }
+  const p = (name: keyof typeof params) => registry.get(`rpi_tcp_${name}`);
+  const short = Math.max(0, Number(p('short')));
+  const sndbuf = bufferSize('rpi_tcp_sndbuf', p('sndbuf'));
+  const rcvbuf = bufferSize('rpi_tcp_rcvbuf', p('rcvbuf'));
+  return {
+    short,
+    copyLimit: Math.min(short, Math.max(0, Number(p('copy_limit')))),
+    readBuffer: Math.max(4096, Number(p('read_buffer'))),
+    smallRead: 4096,
+    directMin: Math.max(1, Number(p('direct_min'))),
+    noDelay: Boolean(p('nodelay')),
+    credits: Boolean(p('credits')),
+    socketBuffers: { sndbuf, rcvbuf },
+    tuneSocket: await socketTuner(sndbuf, rcvbuf),
+    address: String(p('address')),
+    connectTimeout: Math.max(1, Number(p('connect_timeout'))),
+  };
+}
