@@ -1,7 +1,7 @@
 import type { ParamSpec } from '@ssi/core';
 import { defineModule } from '@ssi/core';
 import type { RpiModule } from '@ssi/mpi';
-import { RPI_API_VERSION, THREAD_MULTIPLE, THREAD_SINGLE } from '@ssi/mpi';
+import { THREAD_MULTIPLE, THREAD_SINGLE } from '@ssi/mpi';
 import { bufferSize, socketTuner } from './socket-buffers';
 import { TcpRpi } from './tcp-rpi';
 
@@ -67,7 +67,8 @@ export const params = {
 const tcp: RpiModule = defineModule({
   ssiApi: '1.0.0',
   type: 'rpi' as const,
-  typeApi: RPI_API_VERSION,
+  // A literal, equal to the manifest's: the API this module was built for, not the host's.
+  typeApi: '1.1.0',
   name: 'tcp',
   version: '1.0.0',
   params,
