@@ -1,11 +1,13 @@
 import { existsSync, readdirSync, realpathSync } from 'node:fs';
 import { delimiter, dirname, join, resolve } from 'node:path';
-import { isSsiError } from './errors';
+import { isSsiError, SsiError } from './errors';
 import { frameworkApi, isFrameworkType, SSI_API_VERSION } from './frameworks';
 import type { ManifestEntry } from './manifest';
 import { readPackageManifest } from './manifest';
 import type { SsiModule } from './module';
 import type { ParamRegistry } from './params';
+import type { Requirement } from './requirements';
+import { parseRequirements } from './requirements';
 import type { Version } from './version';
 import { formatVersion, isApiCompatible, parseVersion } from './version';
 
@@ -28,6 +30,8 @@ export interface ModuleRecord {
   staticModule?: SsiModule;
   /** Why the module cannot be used by this installation, if it cannot. */
   incompatible?: string;
+  /** Modules it needs (manifest `requires`); the framework checks them before opening it. */
+  requires: Requirement[];
 }
 
 export interface DiscoveryProblem {
@@ -138,21 +142,26 @@ export function modulePathFrom(
     .filter(Boolean);
 }
 
-function describe(r: ModuleRecord): string {
+/** `pkg@1.2.3 (node_modules: /dir)`: where a module came from, for messages. */
+export function describe(r: ModuleRecord): string {
   const pkg = r.packageName ? `${r.packageName}@${formatVersion(r.version)} ` : '';
   return `${pkg}(${r.origin}: ${r.location})`;
 }
 
 function staticRecord(module: SsiModule): ModuleRecord {
+  const where = `static module ${module.name}`;
   const record: ModuleRecord = {
     type: module.type,
     name: module.name,
-    typeApi: parseVersion(module.typeApi, `static module ${module.name}: typeApi`),
-    ssiApi: parseVersion(module.ssiApi, `static module ${module.name}: ssiApi`),
-    version: parseVersion(module.version, `static module ${module.name}: version`),
+    typeApi: parseVersion(module.typeApi, `${where}: typeApi`),
+    ssiApi: parseVersion(module.ssiApi, `${where}: ssiApi`),
+    version: parseVersion(module.version, `${where}: version`),
     origin: 'static',
     location: 'registered by the program',
     staticModule: module,
+    requires: parseRequirements(module.requires, where, (what) => {
+      throw new SsiError('BAD_MODULE', `${where}: ${what}`);
+    }),
   };
   return withCompatibility(record);
 }
@@ -164,9 +173,9 @@ function packageRecord(
   packageName: string,
   entryFile: string,
 ): ModuleRecord {
-  const { type, name, typeApi, ssiApi, version } = entry;
-  const record = { type, name, typeApi, ssiApi, version, origin, location, packageName, entryFile };
-  return withCompatibility(record);
+  const { type, name, typeApi, ssiApi, version, requires } = entry;
+  const record = { type, name, typeApi, ssiApi, version, requires, origin, location, packageName };
+  return withCompatibility({ ...record, entryFile });
 }
 
 /** The version rules of Ch. 3.2.3: same SSI major; same type-API major, minor not newer. */

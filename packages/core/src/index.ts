@@ -45,6 +45,8 @@ export type {
   ParamValue,
 } from './params';
 export { ENV_PREFIX, ParamRegistry } from './params';
+export type { Requirement } from './requirements';
+export { formatRequirement, parseRequirements, unmetRequirement } from './requirements';
 export type {
   Candidate,
   QueryAnswer,

@@ -3,6 +3,8 @@ import type { ModuleRecord } from './discovery';
 import { SsiError } from './errors';
 import type { OpenContext, SsiModule } from './module';
 import type { ParamRegistry } from './params';
+import type { Requirement } from './requirements';
+import { formatRequirement, parseRequirements } from './requirements';
 import type { VerboseStream } from './verbose';
 import { formatVersion, parseVersion } from './version';
 
@@ -117,6 +119,16 @@ function checkModuleObject(value: unknown, record: ModuleRecord): void {
     throw new SsiError(
       'BAD_MODULE',
       `${where}: manifest declares ${record.type} API ${formatVersion(record.typeApi)} but the module object says ${formatVersion(typeApi)}; rebuild the package`,
+    );
+  }
+  const requires = parseRequirements(m.requires, where, (what) => {
+    throw new SsiError('BAD_MODULE', `${where}: module object: ${what}`);
+  });
+  const show = (rs: Requirement[]) => rs.map(formatRequirement).sort().join(', ') || 'nothing';
+  if (show(requires) !== show(record.requires)) {
+    throw new SsiError(
+      'BAD_MODULE',
+      `${where}: manifest requires ${show(record.requires)} but the module object requires ${show(requires)}; rebuild the package`,
     );
   }
 }
