@@ -2,7 +2,6 @@ import { existsSync, readdirSync, realpathSync } from 'node:fs';
 import { delimiter, dirname, join, resolve } from 'node:path';
 import { isSsiError, SsiError } from './errors';
 import { frameworkApi, isFrameworkType, SSI_API_VERSION } from './frameworks';
-import type { ManifestEntry } from './manifest';
 import { readPackageManifest } from './manifest';
 import type { SsiModule } from './module';
 import type { ParamRegistry } from './params';
@@ -76,8 +75,8 @@ export function discoverModules(options: DiscoveryOptions): Discovery {
       problems.push({
         kind: 'duplicate',
         message:
-          `two packages claim ${record.type} module "${record.name}": ${describe(first)} is used, ` +
-          `${describe(record)} is ignored; uninstall one of them`,
+          `two packages claim ${record.type} module "${record.name}": ${describeRecord(first)} is used, ` +
+          `${describeRecord(record)} is ignored; uninstall one of them`,
       });
     }
   };
@@ -85,13 +84,8 @@ export function discoverModules(options: DiscoveryOptions): Discovery {
   for (const module of options.staticModules ?? []) add(staticRecord(module));
 
   const scanPackage = (dir: string, origin: ModuleOrigin) => {
-    let real: string;
-    try {
-      real = realpathSync(dir);
-    } catch {
-      return;
-    }
-    if (seenPackageDirs.has(real)) return;
+    const real = realPath(dir);
+    if (!real || seenPackageDirs.has(real)) return;
     seenPackageDirs.add(real);
     let manifest: ReturnType<typeof readPackageManifest>;
     try {
@@ -113,7 +107,9 @@ export function discoverModules(options: DiscoveryOptions): Discovery {
         });
         continue;
       }
-      add(packageRecord(entry, origin, real, manifest.packageName, entryFile));
+      const { type, name, typeApi, ssiApi, version, requires } = entry;
+      const from = { origin, location: real, packageName: manifest.packageName, entryFile };
+      add(withCompatibility({ type, name, typeApi, ssiApi, version, requires, ...from }));
     }
   };
 
@@ -143,7 +139,7 @@ export function modulePathFrom(
 }
 
 /** `pkg@1.2.3 (node_modules: /dir)`: where a module came from, for messages. */
-export function describe(r: ModuleRecord): string {
+export function describeRecord(r: ModuleRecord): string {
   const pkg = r.packageName ? `${r.packageName}@${formatVersion(r.version)} ` : '';
   return `${pkg}(${r.origin}: ${r.location})`;
 }
@@ -166,24 +162,12 @@ function staticRecord(module: SsiModule): ModuleRecord {
   return withCompatibility(record);
 }
 
-function packageRecord(
-  entry: ManifestEntry,
-  origin: ModuleOrigin,
-  location: string,
-  packageName: string,
-  entryFile: string,
-): ModuleRecord {
-  const { type, name, typeApi, ssiApi, version, requires } = entry;
-  const record = { type, name, typeApi, ssiApi, version, requires, origin, location, packageName };
-  return withCompatibility({ ...record, entryFile });
-}
-
 /** The version rules of Ch. 3.2.3: same SSI major; same type-API major, minor not newer. */
 function withCompatibility(record: ModuleRecord): ModuleRecord {
   const ssi = parseVersion(SSI_API_VERSION);
   if (!isApiCompatible(record.ssiApi, ssi)) {
     record.incompatible =
-      `${record.type} module "${record.name}" ${describe(record)} needs SSI API ` +
+      `${record.type} module "${record.name}" ${describeRecord(record)} needs SSI API ` +
       `${formatVersion(record.ssiApi)}, this @ssi/core provides ${SSI_API_VERSION}`;
   } else if (!isFrameworkType(record.type)) {
     record.incompatible = `unknown framework type "${record.type}"`;
@@ -191,7 +175,7 @@ function withCompatibility(record: ModuleRecord): ModuleRecord {
     const host = frameworkApi(record.type);
     if (!isApiCompatible(record.typeApi, host)) {
       record.incompatible =
-        `${record.type} module "${record.name}" ${describe(record)} is written for ` +
+        `${record.type} module "${record.name}" ${describeRecord(record)} is written for ` +
         `${record.type} API ${formatVersion(record.typeApi)}, this @ssi/core provides ${formatVersion(host)} ` +
         `(major must match, minor may not be newer); install a version of the module built ` +
         `for ${record.type} API ${host.major}.x`;
@@ -205,10 +189,7 @@ function visibleNodeModules(starts: readonly string[]): string[] {
   const out: string[] = [];
   const seen = new Set<string>();
   for (const start of starts) {
-    let dir = resolve(start);
-    try {
-      dir = realpathSync(dir);
-    } catch {}
+    let dir = realPath(resolve(start)) ?? resolve(start);
     for (;;) {
       const candidate = dir.endsWith('/node_modules') ? dir : join(dir, 'node_modules');
       if (!seen.has(candidate) && existsSync(candidate)) {
@@ -243,5 +224,13 @@ function listDir(dir: string): string[] {
     return readdirSync(dir).sort();
   } catch {
     return [];
+  }
+}
+
+function realPath(path: string): string | undefined {
+  try {
+    return realpathSync(path);
+  } catch {
+    return undefined;
   }
 }

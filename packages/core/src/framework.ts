@@ -98,12 +98,11 @@ export class Framework<M extends SsiModule> {
     const opened = await this.openRequired(name, []);
     if (opened?.available) return opened.module;
     const installed = this.candidates().map((c) => c.name);
-    throw new SsiError(
-      opened ? 'NONE_AVAILABLE' : 'NOT_FOUND',
-      opened
-        ? `${this.type} module ${name} cannot run here: ${opened.reason}`
-        : `${this.type} module "${name}" is not installed (installed: ${installed.join(', ') || 'none'})`,
-    );
+    const why = opened
+      ? `cannot run here: ${opened.reason}`
+      : `is not installed (installed: ${installed.join(', ') || 'none'})`;
+    const code = opened ? 'NONE_AVAILABLE' : 'NOT_FOUND';
+    throw new SsiError(code, `${this.type} module "${name}" ${why}`);
   }
 
   /** `openByName`, but undefined when the module is not installed or cannot run. */
@@ -119,17 +118,14 @@ export class Framework<M extends SsiModule> {
 
   /** Closes every candidate except `keep` and what was opened by name (and what they require). */
   async closeAllBut(keep: readonly string[]): Promise<void> {
-    const stay: OpenedModule<M>[] = [];
-    for (const o of this.opened) {
-      if (!o.available || keep.includes(o.record.name) || this.kept.has(o.record.name)) {
-        stay.push(o);
-        continue;
-      }
+    const closes = (o: OpenedModule<M>): o is OpenedModule<M> & { available: true } =>
+      o.available && !keep.includes(o.record.name) && !this.kept.has(o.record.name);
+    for (const o of this.opened.filter(closes)) {
       this.byName.delete(o.record.name);
       this.lifo = this.lifo.filter((x) => x !== o);
       await closeModule(o.module, this.verbose);
     }
-    this.opened = stay;
+    this.opened = this.opened.filter((o) => !closes(o));
   }
 
   /** Closes everything, dependents before what they require (last opened, first closed). */
@@ -154,14 +150,10 @@ export class Framework<M extends SsiModule> {
 
   /** Opens a record once per framework; `chain` is who required it, to report a cycle. */
   private openOnce(record: ModuleRecord, chain: string[]): Promise<OpenedModule<M>> {
-    let opened = this.byName.get(record.name);
-    if (!opened) {
-      opened = this.openRecord(record, [...chain, record.name]).then((o) => {
-        this.lifo.unshift(o);
-        return o;
-      });
-      this.byName.set(record.name, opened);
-    }
+    const known = this.byName.get(record.name);
+    if (known) return known;
+    const opened = this.openRecord(record, [...chain, record.name]);
+    this.byName.set(record.name, opened);
     return opened;
   }
 
@@ -184,6 +176,8 @@ export class Framework<M extends SsiModule> {
       }
     }
     this.verbose.log(100, `opening ${record.name} from ${record.location}`);
-    return openModule<M>(record, this.options.params, this.verbose);
+    const opened = await openModule<M>(record, this.options.params, this.verbose);
+    this.lifo.unshift(opened);
+    return opened;
   }
 }

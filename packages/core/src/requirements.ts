@@ -1,5 +1,5 @@
 import type { ModuleRecord } from './discovery';
-import { describe } from './discovery';
+import { describeRecord } from './discovery';
 import { FRAMEWORKS, isFrameworkType } from './frameworks';
 import type { Version } from './version';
 import { formatVersion, isApiCompatible, parseVersion } from './version';
@@ -15,6 +15,8 @@ export interface Requirement {
   version: Version;
   package?: string;
 }
+
+type RawRequirement = Record<'type' | 'name' | 'version' | 'package', string>;
 
 /** Validates a `requires` list of `where` (a manifest entry, a module object) without running it. */
 export function parseRequirements(
@@ -33,15 +35,9 @@ export function parseRequirements(
     if (!isFrameworkType(q.type as string)) {
       fail(`${at}.type "${q.type}" is not one of ${Object.keys(FRAMEWORKS).join(', ')}`);
     }
-    if (q.package !== undefined && typeof q.package !== 'string')
-      fail(`${at}.package is not a string`);
-    const version = parseVersion(q.version as string, `${where}.${at}.version`);
-    return {
-      type: q.type as string,
-      name: q.name as string,
-      version,
-      package: q.package as string,
-    };
+    if (!['undefined', 'string'].includes(typeof q.package)) fail(`${at}.package is not a string`);
+    const { type, name, version, package: pkg } = q as RawRequirement;
+    return { type, name, version: parseVersion(version, `${where}.${at}.version`), package: pkg };
   });
 }
 
@@ -61,13 +57,13 @@ export function unmetRequirement(
   declined?: string,
 ): string | undefined {
   const found = installed.find((r) => r.type === req.type && r.name === req.name);
-  const head = `${record.type} module ${record.name} ${describe(record)} needs ${formatRequirement(req)}`;
+  const head = `${record.type} module ${record.name} ${describeRecord(record)} needs ${formatRequirement(req)}`;
   const install = req.package
     ? `npm install ${req.package}@^${formatVersion(req.version, false)}`
     : 'install a package that provides it (run "laminfo" to see what is installed)';
   if (!found) return `${head}, which is not installed: ${install}`;
   if (!isApiCompatible(req.version, found.version)) {
-    return `${head}, but ${req.name} ${formatVersion(found.version)} is installed, ${describe(found)}: ${install}`;
+    return `${head}, but ${req.name} ${formatVersion(found.version)} is installed, ${describeRecord(found)}: ${install}`;
   }
   if (found.incompatible) return `${head}, which is installed but unusable: ${found.incompatible}`;
   return declined && `${head}, which cannot run here: ${declined}`;

@@ -244,7 +244,7 @@ describe('openByName', () => {
       'rpi module "crtcp" is not installed (installed: sm, tcp)',
     );
     await expect(fw.openByName('sm')).rejects.toThrow(
-      'rpi module sm cannot run here: no shared memory',
+      'rpi module "sm" cannot run here: no shared memory',
     );
     expect(await fw.openFallback('crtcp')).toBeUndefined();
     expect(await fw.openFallback('sm')).toBeUndefined();
