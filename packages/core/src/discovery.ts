@@ -1,11 +1,12 @@
 import { existsSync, readdirSync, realpathSync } from 'node:fs';
 import { delimiter, dirname, join, resolve } from 'node:path';
-import { isSsiError } from './errors';
+import { isSsiError, SsiError } from './errors';
 import { frameworkApi, isFrameworkType, SSI_API_VERSION } from './frameworks';
-import type { ManifestEntry } from './manifest';
 import { readPackageManifest } from './manifest';
 import type { SsiModule } from './module';
 import type { ParamRegistry } from './params';
+import type { Requirement } from './requirements';
+import { parseRequirements } from './requirements';
 import type { Version } from './version';
 import { formatVersion, isApiCompatible, parseVersion } from './version';
 
@@ -28,6 +29,8 @@ export interface ModuleRecord {
   staticModule?: SsiModule;
   /** Why the module cannot be used by this installation, if it cannot. */
   incompatible?: string;
+  /** Modules it needs (manifest `requires`); the framework checks them before opening it. */
+  requires: Requirement[];
 }
 
 export interface DiscoveryProblem {
@@ -72,8 +75,8 @@ export function discoverModules(options: DiscoveryOptions): Discovery {
       problems.push({
         kind: 'duplicate',
         message:
-          `two packages claim ${record.type} module "${record.name}": ${describe(first)} is used, ` +
-          `${describe(record)} is ignored; uninstall one of them`,
+          `two packages claim ${record.type} module "${record.name}": ${describeRecord(first)} is used, ` +
+          `${describeRecord(record)} is ignored; uninstall one of them`,
       });
     }
   };
@@ -81,13 +84,8 @@ export function discoverModules(options: DiscoveryOptions): Discovery {
   for (const module of options.staticModules ?? []) add(staticRecord(module));
 
   const scanPackage = (dir: string, origin: ModuleOrigin) => {
-    let real: string;
-    try {
-      real = realpathSync(dir);
-    } catch {
-      return;
-    }
-    if (seenPackageDirs.has(real)) return;
+    const real = realPath(dir);
+    if (!real || seenPackageDirs.has(real)) return;
     seenPackageDirs.add(real);
     let manifest: ReturnType<typeof readPackageManifest>;
     try {
@@ -109,7 +107,9 @@ export function discoverModules(options: DiscoveryOptions): Discovery {
         });
         continue;
       }
-      add(packageRecord(entry, origin, real, manifest.packageName, entryFile));
+      const { type, name, typeApi, ssiApi, version, requires } = entry;
+      const from = { origin, location: real, packageName: manifest.packageName, entryFile };
+      add(withCompatibility({ type, name, typeApi, ssiApi, version, requires, ...from }));
     }
   };
 
@@ -138,34 +138,27 @@ export function modulePathFrom(
     .filter(Boolean);
 }
 
-function describe(r: ModuleRecord): string {
+/** `pkg@1.2.3 (node_modules: /dir)`: where a module came from, for messages. */
+export function describeRecord(r: ModuleRecord): string {
   const pkg = r.packageName ? `${r.packageName}@${formatVersion(r.version)} ` : '';
   return `${pkg}(${r.origin}: ${r.location})`;
 }
 
 function staticRecord(module: SsiModule): ModuleRecord {
+  const where = `static module ${module.name}`;
   const record: ModuleRecord = {
     type: module.type,
     name: module.name,
-    typeApi: parseVersion(module.typeApi, `static module ${module.name}: typeApi`),
-    ssiApi: parseVersion(module.ssiApi, `static module ${module.name}: ssiApi`),
-    version: parseVersion(module.version, `static module ${module.name}: version`),
+    typeApi: parseVersion(module.typeApi, `${where}: typeApi`),
+    ssiApi: parseVersion(module.ssiApi, `${where}: ssiApi`),
+    version: parseVersion(module.version, `${where}: version`),
     origin: 'static',
     location: 'registered by the program',
     staticModule: module,
+    requires: parseRequirements(module.requires, where, (what) => {
+      throw new SsiError('BAD_MODULE', `${where}: ${what}`);
+    }),
   };
-  return withCompatibility(record);
-}
-
-function packageRecord(
-  entry: ManifestEntry,
-  origin: ModuleOrigin,
-  location: string,
-  packageName: string,
-  entryFile: string,
-): ModuleRecord {
-  const { type, name, typeApi, ssiApi, version } = entry;
-  const record = { type, name, typeApi, ssiApi, version, origin, location, packageName, entryFile };
   return withCompatibility(record);
 }
 
@@ -174,7 +167,7 @@ function withCompatibility(record: ModuleRecord): ModuleRecord {
   const ssi = parseVersion(SSI_API_VERSION);
   if (!isApiCompatible(record.ssiApi, ssi)) {
     record.incompatible =
-      `${record.type} module "${record.name}" ${describe(record)} needs SSI API ` +
+      `${record.type} module "${record.name}" ${describeRecord(record)} needs SSI API ` +
       `${formatVersion(record.ssiApi)}, this @ssi/core provides ${SSI_API_VERSION}`;
   } else if (!isFrameworkType(record.type)) {
     record.incompatible = `unknown framework type "${record.type}"`;
@@ -182,7 +175,7 @@ function withCompatibility(record: ModuleRecord): ModuleRecord {
     const host = frameworkApi(record.type);
     if (!isApiCompatible(record.typeApi, host)) {
       record.incompatible =
-        `${record.type} module "${record.name}" ${describe(record)} is written for ` +
+        `${record.type} module "${record.name}" ${describeRecord(record)} is written for ` +
         `${record.type} API ${formatVersion(record.typeApi)}, this @ssi/core provides ${formatVersion(host)} ` +
         `(major must match, minor may not be newer); install a version of the module built ` +
         `for ${record.type} API ${host.major}.x`;
@@ -196,10 +189,7 @@ function visibleNodeModules(starts: readonly string[]): string[] {
   const out: string[] = [];
   const seen = new Set<string>();
   for (const start of starts) {
-    let dir = resolve(start);
-    try {
-      dir = realpathSync(dir);
-    } catch {}
+    let dir = realPath(resolve(start)) ?? resolve(start);
     for (;;) {
       const candidate = dir.endsWith('/node_modules') ? dir : join(dir, 'node_modules');
       if (!seen.has(candidate) && existsSync(candidate)) {
@@ -234,5 +224,13 @@ function listDir(dir: string): string[] {
     return readdirSync(dir).sort();
   } catch {
     return [];
+  }
+}
+
+function realPath(path: string): string | undefined {
+  try {
+    return realpathSync(path);
+  } catch {
+    return undefined;
   }
 }

@@ -5,7 +5,6 @@
 export type SsiErrorCode =
   | 'BAD_VERSION'
   | 'BAD_MANIFEST'
-  | 'MISSING_ENTRY'
   | 'BAD_MODULE'
   | 'INCOMPATIBLE'
   | 'DUPLICATE'

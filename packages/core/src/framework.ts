@@ -1,10 +1,12 @@
-import type { Discovery } from './discovery';
+import type { Discovery, ModuleRecord } from './discovery';
+import { SsiError } from './errors';
 import type { FrameworkType } from './frameworks';
 import { FRAMEWORKS } from './frameworks';
 import type { OpenedModule } from './loader';
 import { closeModule, openModule } from './loader';
 import type { SsiModule } from './module';
 import type { ParamRegistry } from './params';
+import { unmetRequirement } from './requirements';
 import type { Candidate, QueryAnswer, Selection, SelectorRequest } from './selection';
 import { allows, parseSelector, selectModule } from './selection';
 import type { VerboseStream } from './verbose';
@@ -25,8 +27,14 @@ export interface FrameworkOptions {
 export class Framework<M extends SsiModule> {
   readonly verbose: VerboseStream;
   readonly request: SelectorRequest;
+  /** The candidates: modules the selector allows, in discovery order. */
   private opened: OpenedModule<M>[] = [];
-  private fallbacks: OpenedModule<M>[] = [];
+  /** Every module opened or being opened (candidates and by name), once each. */
+  private readonly byName = new Map<string, Promise<OpenedModule<M>>>();
+  /** The opened modules, last opened first: dependents close before what they require. */
+  private lifo: OpenedModule<M>[] = [];
+  /** Opened by name (requirements, fallbacks): open until `close`, whatever `closeAllBut` keeps. */
+  private readonly kept = new Set<string>();
   private closed = false;
 
   constructor(
@@ -43,19 +51,8 @@ export class Framework<M extends SsiModule> {
     const records = this.options.discovery.modules.filter(
       (r) => r.type === this.type && allows(this.request, r.name),
     );
-    for (const record of records) {
-      if (record.incompatible) {
-        this.opened.push({ record, available: false, reason: record.incompatible });
-        continue;
-      }
-      this.verbose.log(100, `opening ${record.name} from ${record.location}`);
-      this.opened.push(await openModule<M>(record, this.options.params, this.verbose));
-    }
+    for (const record of records) this.opened.push(await this.openOnce(record, []));
     return this.opened;
-  }
-
-  available(): M[] {
-    return this.opened.flatMap((o) => (o.available ? [o.module] : []));
   }
 
   /** The opened modules, and the installed ones the selector left out (for error messages). */
@@ -93,19 +90,25 @@ export class Framework<M extends SsiModule> {
   }
 
   /**
-   * Opens one module by name even when the selector leaves it out, without making it a candidate:
-   * the module a framework falls back on for what the selected one lacks (coll's lam_basic).
+   * Opens one module of this type by name, once, with its parameters registered and its
+   * requirements met, even when the selector leaves it out; it is no candidate and stays open
+   * until `close`. For a module another builds on (crtcp on tcp) and coll's lam_basic.
    */
+  async openByName(name: string): Promise<M> {
+    const opened = await this.openRequired(name, []);
+    if (opened?.available) return opened.module;
+    const installed = this.candidates().map((c) => c.name);
+    const why = opened
+      ? `cannot run here: ${opened.reason}`
+      : `is not installed (installed: ${installed.join(', ') || 'none'})`;
+    const code = opened ? 'NONE_AVAILABLE' : 'NOT_FOUND';
+    throw new SsiError(code, `${this.type} module "${name}" ${why}`);
+  }
+
+  /** `openByName`, but undefined when the module is not installed or cannot run. */
   async openFallback(name: string): Promise<M | undefined> {
-    const known = [...this.opened, ...this.fallbacks].find((o) => o.record.name === name);
-    if (known) return known.available ? known.module : undefined;
-    const record = this.options.discovery.modules.find(
-      (r) => r.type === this.type && r.name === name && !r.incompatible,
-    );
-    if (!record) return undefined;
-    const opened = await openModule<M>(record, this.options.params, this.verbose);
-    this.fallbacks.push(opened);
-    return opened.available ? opened.module : undefined;
+    const opened = await this.openRequired(name, []);
+    return opened?.available ? opened.module : undefined;
   }
 
   /** Where a selected module came from, for agreement checks and error messages. */
@@ -113,22 +116,68 @@ export class Framework<M extends SsiModule> {
     return this.opened.find((o) => o.record.name === name)?.record;
   }
 
-  /** Closes every open module except `keep` (frameworks with one scope close the losers early). */
+  /** Closes every candidate except `keep` and what was opened by name (and what they require). */
   async closeAllBut(keep: readonly string[]): Promise<void> {
-    const stay: OpenedModule<M>[] = [];
-    for (const o of this.opened) {
-      if (o.available && !keep.includes(o.record.name)) await closeModule(o.module, this.verbose);
-      else stay.push(o);
+    const closes = (o: OpenedModule<M>): o is OpenedModule<M> & { available: true } =>
+      o.available && !keep.includes(o.record.name) && !this.kept.has(o.record.name);
+    for (const o of this.opened.filter(closes)) {
+      this.byName.delete(o.record.name);
+      this.lifo = this.lifo.filter((x) => x !== o);
+      await closeModule(o.module, this.verbose);
     }
-    this.opened = stay;
+    this.opened = this.opened.filter((o) => !closes(o));
   }
 
+  /** Closes everything, dependents before what they require (last opened, first closed). */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await this.closeAllBut([]);
-    for (const o of this.fallbacks) if (o.available) await closeModule(o.module, this.verbose);
+    for (const o of this.lifo) if (o.available) await closeModule(o.module, this.verbose);
     this.opened = [];
-    this.fallbacks = [];
+    this.lifo = [];
+    this.byName.clear();
+  }
+
+  /** Opens a module by name and keeps it; undefined when it is not installed. */
+  private openRequired(name: string, chain: string[]): Promise<OpenedModule<M>> | undefined {
+    const record = this.options.discovery.modules.find(
+      (r) => r.type === this.type && r.name === name,
+    );
+    if (!record) return undefined;
+    this.kept.add(name);
+    return this.openOnce(record, chain);
+  }
+
+  /** Opens a record once per framework; `chain` is who required it, to report a cycle. */
+  private openOnce(record: ModuleRecord, chain: string[]): Promise<OpenedModule<M>> {
+    const known = this.byName.get(record.name);
+    if (known) return known;
+    const opened = this.openRecord(record, [...chain, record.name]);
+    this.byName.set(record.name, opened);
+    return opened;
+  }
+
+  /** Checks the record's requirements, opens those of this type by name, then the module. */
+  private async openRecord(record: ModuleRecord, chain: string[]): Promise<OpenedModule<M>> {
+    if (record.incompatible) return { record, available: false, reason: record.incompatible };
+    for (const req of record.requires) {
+      const installed = this.options.discovery.modules;
+      const cycle = req.type === this.type && chain.includes(req.name);
+      let reason = cycle
+        ? `${this.type} modules require each other: ${[...chain, req.name].join(' → ')}`
+        : unmetRequirement(record, req, installed);
+      if (!reason && req.type === this.type) {
+        const dep = await this.openRequired(req.name, chain);
+        if (dep && !dep.available) reason = unmetRequirement(record, req, installed, dep.reason);
+      }
+      if (reason) {
+        this.verbose.log(0, `${this.type} module ${record.name} is not available: ${reason}`);
+        return { record, available: false, reason };
+      }
+    }
+    this.verbose.log(100, `opening ${record.name} from ${record.location}`);
+    const opened = await openModule<M>(record, this.options.params, this.verbose);
+    this.lifo.unshift(opened);
+    return opened;
   }
 }

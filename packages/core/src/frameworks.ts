@@ -16,7 +16,7 @@ export const FRAMEWORKS = {
   boot: { api: '1.1.0', selector: 'boot', layer: 'lam', scope: 'universe' },
   crlam: { api: '1.0.0', selector: 'cr', layer: 'lam', scope: 'mpirun' },
   rpi: { api: '2.0.0', selector: 'rpi', layer: 'mpi', scope: 'process' },
-  coll: { api: '1.1.0', selector: 'coll', layer: 'mpi', scope: 'communicator' },
+  coll: { api: '1.2.0', selector: 'coll', layer: 'mpi', scope: 'communicator' },
   crmpi: { api: '1.0.0', selector: 'cr', layer: 'mpi', scope: 'job' },
 } as const;
 

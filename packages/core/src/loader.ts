@@ -3,6 +3,8 @@ import type { ModuleRecord } from './discovery';
 import { SsiError } from './errors';
 import type { OpenContext, SsiModule } from './module';
 import type { ParamRegistry } from './params';
+import type { Requirement } from './requirements';
+import { formatRequirement, parseRequirements } from './requirements';
 import type { VerboseStream } from './verbose';
 import { formatVersion, parseVersion } from './version';
 
@@ -94,29 +96,34 @@ export async function closeModule(module: SsiModule, verbose: VerboseStream): Pr
 
 function checkModuleObject(value: unknown, record: ModuleRecord): void {
   const where = `${record.type} module "${record.name}" (${record.location})`;
+  const fail = (what: string): never => {
+    throw new SsiError('BAD_MODULE', `${where}${what}`);
+  };
   if (value === null || typeof value !== 'object') {
-    throw new SsiError(
-      'BAD_MODULE',
-      `${where} exports no module object; export default an object made with defineModule()`,
-    );
+    fail(' exports no module object; export default an object made with defineModule()');
   }
   const m = value as Record<string, unknown>;
   for (const key of ['ssiApi', 'type', 'typeApi', 'name', 'version']) {
-    if (typeof m[key] !== 'string') {
-      throw new SsiError('BAD_MODULE', `${where}: module object is missing string "${key}"`);
-    }
+    if (typeof m[key] !== 'string') fail(`: module object is missing string "${key}"`);
   }
   if (m.type !== record.type || m.name !== record.name) {
-    throw new SsiError(
-      'BAD_MODULE',
-      `${where}: manifest says ${record.type}/${record.name} but the module object says ${m.type}/${m.name}`,
+    fail(
+      `: manifest says ${record.type}/${record.name} but the module object says ${m.type}/${m.name}`,
     );
   }
-  const typeApi = parseVersion(m.typeApi as string, `${where}: typeApi`);
-  if (formatVersion(typeApi) !== formatVersion(record.typeApi)) {
-    throw new SsiError(
-      'BAD_MODULE',
-      `${where}: manifest declares ${record.type} API ${formatVersion(record.typeApi)} but the module object says ${formatVersion(typeApi)}; rebuild the package`,
+  // The module object and its manifest are one package: they must agree exactly (the host
+  // only needs to be compatible, which discovery checked).
+  const typeApi = formatVersion(parseVersion(m.typeApi as string, `${where}: typeApi`));
+  if (typeApi !== formatVersion(record.typeApi)) {
+    fail(
+      `: manifest declares ${record.type} API ${formatVersion(record.typeApi)} but the module object says ${typeApi}; rebuild the package`,
+    );
+  }
+  const requires = parseRequirements(m.requires, where, (what) => fail(`: module object: ${what}`));
+  const show = (rs: Requirement[]) => rs.map(formatRequirement).sort().join(', ') || 'nothing';
+  if (show(requires) !== show(record.requires)) {
+    fail(
+      `: manifest requires ${show(record.requires)} but the module object requires ${show(requires)}; rebuild the package`,
     );
   }
 }

@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { SsiError } from './errors';
 import { SSI_API_VERSION } from './frameworks';
+import type { Requirement } from './requirements';
+import { parseRequirements } from './requirements';
 import type { Version } from './version';
 import { parseVersion } from './version';
 
@@ -20,6 +22,8 @@ export interface ManifestEntry {
   version: Version;
   /** Entry file, relative to the package directory. */
   entry: string;
+  /** Modules this one needs (`"requires"`), checked before it is opened. */
+  requires: Requirement[];
 }
 
 export interface PackageManifest {
@@ -82,6 +86,7 @@ export function parseManifest(pkg: Record<string, unknown>, where: string): Pack
         `${where}: ${at} version`,
       ),
       entry: m.entry as string,
+      requires: parseRequirements(m.requires, `${where}: ${at}`, (w) => bad(`${at}.${w}`)),
     };
   });
   return { packageName: String(pkg.name ?? '(unnamed)'), packageVersion, modules };

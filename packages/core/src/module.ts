@@ -15,6 +15,8 @@ export interface SsiModule {
   name: string;
   /** The module's own version. */
   version: string;
+  /** Modules this one needs, as in its manifest: `[{ type: 'rpi', name: 'tcp', version: '1.0' }]`. */
+  requires?: readonly { type: string; name: string; version: string; package?: string }[];
   /** Parameters, by short name. Registered before `open` runs. */
   params?: Record<string, ParamSpec>;
   /**

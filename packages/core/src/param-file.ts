@@ -9,17 +9,16 @@ export interface ParamFile {
   values: Map<string, { value: string; where: string }>;
 }
 
+type Env = Record<string, string | undefined>;
+
 /** `SSI_PARAM_FILE` if set (then it must exist), else `$HOME/.ssi/params.conf` if present. */
-export function defaultParamFilePath(env: Record<string, string | undefined>): {
-  path: string;
-  required: boolean;
-} {
+export function defaultParamFilePath(env: Env): { path: string; required: boolean } {
   const explicit = env.SSI_PARAM_FILE;
   if (explicit) return { path: explicit, required: true };
   return { path: join(env.HOME || homedir(), '.ssi', 'params.conf'), required: false };
 }
 
-export function loadParamFile(env: Record<string, string | undefined>): ParamFile {
+export function loadParamFile(env: Env): ParamFile {
   const { path, required } = defaultParamFilePath(env);
   return readParamFile(path, required);
 }

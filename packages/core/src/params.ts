@@ -81,9 +81,7 @@ export class ParamRegistry {
   /** The typed value of a registered parameter and where it came from. */
   lookup(name: string): ParamLookup {
     const entry = this.specs.get(name);
-    if (!entry) {
-      throw new SsiError('BAD_PARAM', `parameter ${name} is not registered`);
-    }
+    if (!entry) throw new SsiError('BAD_PARAM', `parameter ${name} is not registered`);
     const { spec, owner } = entry;
     const setting = this.rawSetting(name);
     if (!setting) {

@@ -70,7 +70,7 @@ export interface SelectOptions<M, A> {
  * `<type>_<name>_priority` overrides what the module answers.
  */
 export async function selectModule<M, A>(opts: SelectOptions<M, A>): Promise<Selection<M, A>> {
-  const { type, request } = opts;
+  const { request } = opts;
   const known = new Set(opts.candidates.map((c) => c.name));
   const missing = (request.include ?? []).filter((n) => !known.has(n));
   const ranking: Ranked<A>[] = [];
@@ -93,18 +93,14 @@ export async function selectModule<M, A>(opts: SelectOptions<M, A>): Promise<Sel
   }
   ranking.sort((a, b) => b.priority - a.priority || a.name.localeCompare(b.name));
 
-  const requestedButDeclined = (request.include ?? []).filter((n) =>
-    declined.some((d) => d.name === n),
-  );
+  // Asking for exactly one module that declines is an error, not a silent fallback.
+  const theOneDeclined =
+    request.include?.length === 1 && declined.some((d) => d.name === request.include?.[0]);
   const best = ranking[0];
-  if (
-    missing.length > 0 ||
-    !best ||
-    (request.include?.length === 1 && requestedButDeclined.length)
-  ) {
+  if (missing.length > 0 || !best || theOneDeclined) {
     throw new SsiError(
       missing.length > 0 ? 'NOT_FOUND' : 'NONE_AVAILABLE',
-      selectionFailure(type, opts.selector, request, missing, opts.candidates, declined, ranking),
+      selectionFailure(opts, missing, declined, ranking),
     );
   }
   return {
@@ -143,14 +139,11 @@ async function askModule<M, A>(
   return { ...answer, priority };
 }
 
-function selectionFailure(
-  type: string,
-  selector: string,
-  request: SelectorRequest,
+function selectionFailure<M, A>(
+  { type, selector, request, candidates }: SelectOptions<M, A>,
   missing: string[],
-  candidates: Candidate<unknown>[],
   declined: { name: string; reason: string }[],
-  ranking: Ranked<unknown>[],
+  ranking: Ranked<A>[],
 ): string {
   const asked = request.text ? ` (--ssi ${selector} ${request.text})` : '';
   const head =

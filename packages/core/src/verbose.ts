@@ -33,11 +33,6 @@ export function createVerboseStream(
   registerVerboseParams(params, type);
   const own = params.lookup(type === 'ssi' ? 'ssi_verbose' : `${type}_verbose`);
   const level = own.source !== 'default' ? Number(own.value) : params.get<number>('ssi_verbose');
-  return {
-    level,
-    enabled: (at) => level >= 0 && at <= level,
-    log(at, message) {
-      if (level >= 0 && at <= level) write(`[ssi ${type}] ${message}`);
-    },
-  };
+  const enabled = (at: number) => level >= 0 && at <= level;
+  return { level, enabled, log: (at, message) => enabled(at) && write(`[ssi ${type}] ${message}`) };
 }

@@ -13,6 +13,8 @@ export interface FixtureModule {
   prelude?: string;
   /** Manifest entry override (e.g. to point at a missing file). */
   entry?: string;
+  /** `requires`, written into the manifest and the module object alike (`body` may override). */
+  requires?: unknown;
 }
 
 /** Writes a package directory with an `ssi` manifest and a plain-JS entry. */
@@ -27,6 +29,7 @@ export function writeModulePackage(
     name: m.name,
     typeApi: m.typeApi ?? '1.1.0',
     entry: m.entry ?? `./${m.type}-${m.name}.js`,
+    requires: m.requires,
   }));
   writeFileSync(
     join(dir, 'package.json'),
@@ -44,6 +47,7 @@ export function writeModulePackage(
       `${m.prelude ?? ''}
 export default {
   ssiApi: '1.0.0', type: '${m.type}', typeApi: '${m.typeApi ?? '1.1.0'}', name: '${m.name}', version: '${m.version ?? '1.2.3'}',
+  requires: ${JSON.stringify(m.requires)},
   ${m.body ?? ''}
 };
 `,

@@ -1,6 +1,5 @@
 import { defineModule } from '@ssi/core';
 import {
-  BOOT_TYPE_API,
   type BootContext,
   type BootInitResult,
   type BootModule,
@@ -25,7 +24,8 @@ const VERSION = '1.0.0';
 const rsh = defineModule({
   ssiApi: '1.0.0',
   type: 'boot' as const,
-  typeApi: BOOT_TYPE_API,
+  // A literal, equal to the manifest's: the API this module was built for, not the host's.
+  typeApi: '1.1.0',
   name: 'rsh',
   version: VERSION,
   params: {

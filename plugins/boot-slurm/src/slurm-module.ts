@@ -1,7 +1,6 @@
 import { defineModule } from '@ssi/core';
 import {
   allocatedNode,
-  BOOT_TYPE_API,
   type BootActions,
   type BootArgs,
   type BootContext,
@@ -44,7 +43,8 @@ const active = new Set<SrunLauncher>();
 const slurm = defineModule({
   ssiApi: '1.0.0',
   type: 'boot' as const,
-  typeApi: BOOT_TYPE_API,
+  // A literal, equal to the manifest's: the API this module was built for, not the host's.
+  typeApi: '1.1.0',
   name: 'slurm',
   version: VERSION,
   params: {

@@ -3,7 +3,6 @@ import { join } from 'node:path';
 import { defineModule } from '@ssi/core';
 import {
   allocatedNode,
-  BOOT_TYPE_API,
   type BootActions,
   type BootArgs,
   type BootContext,
@@ -42,7 +41,8 @@ export const TM_NO_RESIZE =
 const tm = defineModule({
   ssiApi: '1.0.0',
   type: 'boot' as const,
-  typeApi: BOOT_TYPE_API,
+  // A literal, equal to the manifest's: the API this module was built for, not the host's.
+  typeApi: '1.1.0',
   name: 'tm',
   version: VERSION,
   params: {

@@ -80,6 +80,7 @@ export function actionsFor(size: number, { crossover, reduceCrossover }: Crossov
 const lamBasic: CollModule = defineModule<CollModule>({
   ssiApi: '1.0.0',
   type: 'coll',
+  // A literal, equal to the manifest's: the API this module was built for, not the host's.
   typeApi: '1.1.0',
   name: 'lam_basic',
   version: '1.0.0',

@@ -10,7 +10,8 @@ import type { TcpSettings } from './tcp-rpi';
  */
 export async function tcpSettings(registry: ParamRegistry): Promise<TcpSettings> {
   for (const [name, spec] of Object.entries(params)) {
-    if (!registry.isRegistered(`rpi_tcp_${name}`)) registry.register(`rpi_tcp_${name}`, spec, 'rpi tcp');
+    if (!registry.isRegistered(`rpi_tcp_${name}`))
+      registry.register(`rpi_tcp_${name}`, spec, 'rpi tcp');
   }
   const p = (name: keyof typeof params) => registry.get(`rpi_tcp_${name}`);
   const short = Math.max(0, Number(p('short')));

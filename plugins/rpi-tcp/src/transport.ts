@@ -10,7 +10,10 @@ import type { TcpTransport } from './transport-api';
  * opened). Every process of a pair must open a transport that includes the other, in the same
  * order of `addprocs` calls: connection set-up follows the process list (Ch. 5.1.2).
  */
-export async function openTcpTransport(host: RpiHost, procs: readonly Proc[]): Promise<TcpTransport> {
+export async function openTcpTransport(
+  host: RpiHost,
+  procs: readonly Proc[],
+): Promise<TcpTransport> {
   const rpi = new TcpRpi(host, await tcpSettings(host.params));
   await rpi.addprocs([...procs]);
   return rpi;

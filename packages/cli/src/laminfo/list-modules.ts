@@ -1,5 +1,5 @@
 import type { ModuleRecord, SsiContext } from '@ssi/core';
-import { FRAMEWORKS, formatVersion, SSI_API_VERSION } from '@ssi/core';
+import { FRAMEWORKS, formatRequirement, formatVersion, SSI_API_VERSION } from '@ssi/core';
 
 export interface ModuleInfo {
   type: string;
@@ -12,6 +12,8 @@ export interface ModuleInfo {
   packageName?: string;
   usable: boolean;
   incompatible?: string;
+  /** What the module needs (its manifest's `requires`), e.g. "rpi module tcp 1.x (≥ 1.0)". */
+  requires: string[];
 }
 
 export function moduleInfo(r: ModuleRecord): ModuleInfo {
@@ -26,6 +28,7 @@ export function moduleInfo(r: ModuleRecord): ModuleInfo {
     packageName: r.packageName,
     usable: !r.incompatible,
     incompatible: r.incompatible,
+    requires: r.requires.map(formatRequirement),
   };
 }
 
@@ -37,8 +40,10 @@ export function moduleLine(m: ModuleInfo, full: boolean): string {
   const v = (s: string) => (full ? s : s.split('.').slice(0, 2).join('.'));
   const versions = `SSI v${v(m.ssiApi)}, API v${v(m.typeApi)}, Module v${v(m.version)}`;
   const where = m.origin === 'static' ? 'static' : `${m.origin}: ${m.location}`;
-  const status = m.usable ? '' : `\n${' '.repeat(LABEL_WIDTH + 2)}UNUSABLE: ${m.incompatible}`;
-  return `${label(`SSI ${m.type}`)}: ${m.name} (${versions}) [${where}]${status}`;
+  const indent = `\n${' '.repeat(LABEL_WIDTH + 2)}`;
+  const status = m.usable ? '' : `${indent}UNUSABLE: ${m.incompatible}`;
+  const needs = m.requires.length ? `${indent}requires ${m.requires.join(', ')}` : '';
+  return `${label(`SSI ${m.type}`)}: ${m.name} (${versions}) [${where}]${needs}${status}`;
 }
 
 export function overview(ctx: SsiContext, cliVersion: string): string[] {

@@ -1,4 +1,5 @@
 import type { ParamRegistry, SsiModule, VerboseStream } from '@ssi/core';
+import { FRAMEWORKS } from '@ssi/core';
 import type { UniverseNode } from '../universe';
 
 /**
@@ -166,4 +167,8 @@ export interface BootModule extends SsiModule {
   finalize?(): void | Promise<void>;
 }
 
-export const BOOT_TYPE_API = '1.1.0';
+/**
+ * The boot type-API version this package implements. Core's `FRAMEWORKS` is the one source of
+ * truth; a module declares its own literal (the version it was built for), never this constant.
+ */
+export const BOOT_TYPE_API: string = FRAMEWORKS.boot.api;

@@ -20,11 +20,15 @@
  *   sub-communicator gets its own selection (the smp module's hierarchy).
  */
 import type { ParamRegistry, SsiModule } from '@ssi/core';
+import { FRAMEWORKS } from '@ssi/core';
 import type { CollComm } from './coll-comm';
 import type { ReduceOp } from './ops';
 
-/** The coll type-API version this MPI layer implements (equals `FRAMEWORKS.coll.api` of core). */
-export const COLL_API_VERSION = '1.1.0';
+/**
+ * The coll type-API version this MPI layer implements. Core's `FRAMEWORKS` is the one source of
+ * truth; a module declares its own literal (the version it was built for), never this constant.
+ */
+export const COLL_API_VERSION: string = FRAMEWORKS.coll.api;
 
 /** A typed array a reduction works on. */
 /** Typed arrays whose elements are JS numbers holding integers. */

@@ -22,6 +22,7 @@
  *   top-level MPI functions (C.2.1).
  */
 import type { ParamRegistry, SsiModule } from '@ssi/core';
+import { FRAMEWORKS } from '@ssi/core';
 import type { ThreadLevel } from '../constants';
 import type { JobRuntime } from '../job-runtime';
 import type { MessageHeader } from '../matching/header';
@@ -29,8 +30,11 @@ import type { UnexpectedMessage } from '../matching/unexpected';
 import type { Proc } from '../proc';
 import type { RpiRequest } from './request';
 
-/** The rpi type-API version this MPI layer implements (equals `FRAMEWORKS.rpi.api` of core). */
-export const RPI_API_VERSION = '2.0.0';
+/**
+ * The rpi type-API version this MPI layer implements. Core's `FRAMEWORKS` is the one source of
+ * truth; a module declares its own literal (the version it was built for), never this constant.
+ */
+export const RPI_API_VERSION: string = FRAMEWORKS.rpi.api;
 
 /** What `query` answers when the module can run (C.2.3). */
 export interface RpiQueryAnswer {
