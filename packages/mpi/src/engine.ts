@@ -10,7 +10,7 @@ import type { UnexpectedMessage } from './matching/unexpected';
 import type { Proc } from './proc';
 import { ProcMode } from './proc';
 import { ReqFlag, ReqState, ReqType, RpiRequest } from './rpi/request';
-import type { RpiActions, RpiHost, RpiRuntime } from './rpi/types';
+import type { RpiActions, RpiHost, RpiModule, RpiRuntime } from './rpi/types';
 
 const POOL_MAX = 64;
 /** Sends to self up to this many bytes are copied and complete at once; longer ones wait. */
@@ -43,6 +43,9 @@ export class Engine implements RpiHost {
   /** Posted receives and unexpected messages of every path the rpi drives. */
   readonly matcher = new Matcher(() => this.arrived());
   private readonly self: SelfChannel;
+  /** `RpiHost.openModule`, provided by the MPI instance (it owns the rpi framework). */
+  openModule: (name: string) => Promise<RpiModule> = (name) =>
+    Promise.reject(new MpiError(ErrorClass.ERR_OTHER, `no rpi framework to open "${name}" from`));
   /** Called when a peer is lost outside finalize (the MPI layer applies the error handler). */
   onPeerFailed: (proc: Proc, error: MpiError) => void = () => {};
 

@@ -212,6 +212,8 @@ export class Mpi implements CommHost {
     );
     engine.moduleName = choice.name;
     engine.onPeerFailed = (_proc, error) => this.peerFailed(error);
+    const rpiFramework = this.framework;
+    engine.openModule = (name) => rpiFramework.openByName(name);
     this.engine = engine;
     const limits: RpiLimits = { maxTag: DEFAULT_MAX_TAG, maxCid: DEFAULT_MAX_CID };
     const actions = await withTimeout(

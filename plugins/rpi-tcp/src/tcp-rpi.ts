@@ -1,5 +1,5 @@
 import net from 'node:net';
-import type { Proc, RpiActions, RpiHost, RpiRequest, WireEnvelope } from '@ssi/mpi';
+import type { Proc, RpiHost, RpiRequest, WireEnvelope } from '@ssi/mpi';
 import {
   allocMessage,
   deliverBytes,

@@ -24,6 +24,21 @@ function explain(r: JobResult): string {
   return `${r.failure ?? ''}\n--- output ---\n${r.output.slice(-4000)}`;
 }
 
+/** The tcp rpi's finalize report (rpi_verbose 10): how its long messages went out, by rank. */
+const creditStats = (output: string) =>
+  [
+    ...output.matchAll(
+      /rank (\d) .*on a credit (\d+), on a crossing credit (\d+), after a clear to send (\d+)/g,
+    ),
+  ]
+    .map((m) => ({
+      rank: Number(m[1]),
+      credited: Number(m[2]),
+      crossed: Number(m[3]),
+      asked: Number(m[4]),
+    }))
+    .sort((a, b) => a.rank - b.rank);
+
 describe('tcp rpi: conformance on one node', () => {
   it.each([2, 3, 4, 8])('passes every case on %i ranks', async (np) => {
     const r = await launchJob({
@@ -57,6 +72,63 @@ describe('tcp rpi: conformance on one node', () => {
       timeoutMs: 120_000,
     });
     expect(r.ok, explain(r)).toBe(true);
+  });
+});
+
+describe('tcp rpi: its transport surface, driven by another module', () => {
+  const modules = join(import.meta.dirname, 'fixtures', 'modules');
+
+  /** `twopath: rank R drained p:theirs/received ... (peers a+b)` lines, by rank. */
+  function drains(output: string): Map<number, { peers: string; counts: number[][] }> {
+    const out = new Map<number, { peers: string; counts: number[][] }>();
+    for (const m of output.matchAll(
+      /twopath: rank (\d+) drained ([\d:/ ]+) \(peers (\d+\+\d+)\)/g,
+    )) {
+      const counts = m[2]!
+        .trim()
+        .split(' ')
+        .map((c) => c.split(/[:/]/).map(Number));
+      out.set(Number(m[1]), { peers: m[3]!, counts });
+    }
+    return out;
+  }
+
+  it('a module with two tcp paths passes every case on 4 ranks, matching across both, and drains', async () => {
+    const r = await launchJob({
+      np: 4,
+      program: conformanceProgram,
+      args: casesFor(4),
+      ssi: { rpi: 'twopath', ssi_base_module_path: modules, rpi_verbose: 0 },
+      timeoutMs: 240_000,
+      label: 'conformance over twopath',
+    });
+    expect(r.ok, explain(r)).toBe(true);
+    const d = drains(r.output);
+    expect([...d.keys()].sort()).toEqual([0, 1, 2, 3]);
+    for (const [rank, { peers, counts }] of d) {
+      // Pairs of odd rank sum use the second transport: ranks 0 and 2 have 1+2 peers, 1 and 3 too.
+      expect(peers, `rank ${rank}'s peers per path`).toBe('1+2');
+      expect(counts.map(([peer]) => peer)).toEqual([0, 1, 2, 3].filter((p) => p !== rank));
+      for (const [peer, theirs, received] of counts) {
+        expect(received, `bytes rank ${rank} read from ${peer}`).toBe(theirs);
+        expect(theirs).toBeGreaterThan(100_000); // the cases moved real traffic on every pair
+      }
+    }
+  });
+
+  it('the tcp parameters apply to the transports another module opens', async () => {
+    const r = await launchJob({
+      np: 2,
+      program: conformanceProgram,
+      args: ['modes', 'unexpected', 'preposted', 'sizes'],
+      ssi: { rpi: 'twopath', ssi_base_module_path: modules, rpi_tcp_short: 16, rpi_verbose: 10 },
+      timeoutMs: 120_000,
+    });
+    expect(r.ok, explain(r)).toBe(true);
+    // With a 16-byte eager limit the long messages asked or went on credits: counted at finalize.
+    const stats = creditStats(r.output);
+    expect(stats.length).toBeGreaterThan(0);
+    expect(stats.some((s) => s.credited + s.crossed + s.asked > 10)).toBe(true);
   });
 });
 
@@ -151,20 +223,6 @@ describe('tcp rpi: large messages into posted receives are not copied', () => {
 });
 
 describe('tcp rpi: receiver-initiated rendezvous (credits)', () => {
-  const creditStats = (output: string) =>
-    [
-      ...output.matchAll(
-        /rank (\d) .*on a credit (\d+), on a crossing credit (\d+), after a clear to send (\d+)/g,
-      ),
-    ]
-      .map((m) => ({
-        rank: Number(m[1]),
-        credited: Number(m[2]),
-        crossed: Number(m[3]),
-        asked: Number(m[4]),
-      }))
-      .sort((a, b) => a.rank - b.rank);
-
   it('long messages to receives posted first go out at once, without a request to send', async () => {
     const r = await launchJob({
       np: 2,

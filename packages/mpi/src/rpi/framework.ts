@@ -59,6 +59,11 @@ export class RpiFramework {
     };
   }
 
+  /** Opens a module by name for a module that builds on it (`RpiHost.openModule`). */
+  openByName(name: string): Promise<RpiModule> {
+    return this.framework.openByName(name);
+  }
+
   /** Closes every module but the selected one. */
   async keepOnly(name: string): Promise<void> {
     await this.framework.closeAllBut([name]);

@@ -99,6 +99,14 @@ export interface RpiHost {
    */
   withdrawUnexpected(msg: UnexpectedMessage): boolean;
   /**
+   * Opens another rpi module by name, for a module that builds on it (crtcp on tcp, sm's
+   * off-node path): its parameters are registered, its `open` runs, and it stays open until
+   * MPI.finalize, whatever the user's `--ssi rpi` list says. Declare it in the manifest's
+   * `requires` too, so that a missing module is reported before selection. Rejects, naming what
+   * is installed, when it is not installed or cannot run here.
+   */
+  openModule(name: string): Promise<RpiModule>;
+  /**
    * The connection to `proc` broke outside finalize. The MPI layer fails the requests that
    * involve it and applies COMM_WORLD's error handler.
    */
