@@ -23,15 +23,31 @@ export interface Gps {
   grank: number;
 }
 
-/** What each process contributes to the GPS exchange of `MPI.init` (Ch. 5.1.2). */
-export interface ProcessInfo {
+/** Where one process of the job runs: what a process entry (`Proc`) holds of it. */
+export interface ProcLocation {
   gps: Gps;
   /** Address this process's node is reached at (rpi modules bind and connect there). */
   host: string;
   /** Processor name (`MPI_Get_processor_name`). */
   processorName: string;
-  /** The rpi module this process selected: checked for agreement by every rank. */
-  rpi: { name: string; version: string; origin?: string };
+}
+
+/** A module one process selected for a job-wide framework (`rpi`, later `crmpi`, ...). */
+export interface ModuleChoice {
+  name: string;
+  version: string;
+  /** Where it was found (a package directory, "static"), for the disagreement message. */
+  origin?: string;
+}
+
+/** What each process contributes to the GPS exchange of `MPI.init` (Ch. 5.1.2). */
+export interface ProcessInfo extends ProcLocation {
+  /**
+   * The module this process selected for each framework whose choice must be the same in every
+   * rank, by framework type (`{ rpi: {...}, crmpi: {...} }`): checked by `checkAgreement` of
+   * `@ssi/core`, by name and major.minor.
+   */
+  modules: Record<string, ModuleChoice>;
 }
 
 /** Out-of-band message tags below this value belong to the MPI layer and its modules. */

@@ -179,13 +179,14 @@ export class Mpi implements CommHost {
       gps: runtime.gps,
       host: runtime.host,
       processorName: runtime.nodeName,
-      rpi: { name: choice.name, version: choice.version, origin: choice.origin },
+      // Every job-wide framework's choice goes here (crmpi next): ranks must agree on each.
+      modules: { rpi: { name: choice.name, version: choice.version, origin: choice.origin } },
     };
     const all = await withTimeout(runtime.allgather(mine), timeout, 'the GPS exchange');
     checkAgreement(
       all.map((info) => ({
         who: `rank ${info.gps.grank} (node ${info.gps.node}, pid ${info.gps.pid})`,
-        modules: { rpi: info.rpi },
+        modules: info.modules,
       })),
     );
     const procs = sortProcs(all.map((info) => new Proc(info.gps, info.host, info.processorName)));
