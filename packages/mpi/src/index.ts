@@ -130,6 +130,12 @@ export {
   UNDEFINED,
   UNEQUAL,
 } from './constants';
+export type { ControlDown, ControlUp } from './control/control-protocol';
+export { badControlType, parseControlDown, parseControlUp } from './control/control-protocol';
+export type { HubControlHandler } from './control/hub-control';
+export { HubControl } from './control/hub-control';
+export type { ControlHandler, JobControl } from './control/rank-control';
+export { RankControl } from './control/rank-control';
 export type { BufferLike, DataKindValue } from './data';
 export {
   allocMessage,

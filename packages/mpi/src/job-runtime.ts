@@ -8,6 +8,8 @@
  * collation of the GPS data) replaces the test one without any change here.
  */
 
+import type { JobControl } from './control/rank-control';
+
 /**
  * Global Process Space location of one process (App. C.1.2, `struct _gps`): unique in the
  * universe, used to address out-of-band messages and to sort the process list.
@@ -80,6 +82,11 @@ export interface JobRuntime {
   readonly host: string;
   /** Name of this process's node (processor name). */
   readonly nodeName: string;
+  /**
+   * The job control channel to the launcher (`mpirun`'s hub, the test launcher): typed messages
+   * both ways, for cr modules and tools. `finalize` closes it.
+   */
+  readonly control: JobControl;
 
   /**
    * The GPS exchange "through mpirun" (Ch. 5.1.2): every process of the job calls it with its own

@@ -16,6 +16,7 @@ import {
   THREAD_MULTIPLE,
   THREAD_SINGLE,
 } from './constants';
+import type { JobControl } from './control/rank-control';
 import { Engine } from './engine';
 import { ERRORS_ARE_FATAL } from './errhandler';
 import { ErrorClass, MpiError } from './errors';
@@ -234,6 +235,14 @@ export class Mpi implements CommHost {
       10,
       `initialized: rank ${runtime.rank} of ${runtime.size}, rpi ${choice.name} ${choice.version}`,
     );
+  }
+
+  /**
+   * The job control channel to `mpirun` (`JobControl`): `send(type, payload)`, `on(type, handler)`,
+   * `ask(type, payload, timeoutMs)`. Types are namespaced (`cr.checkpoint`, `tool.progress`).
+   */
+  get control(): JobControl {
+    return this.runtime.control;
   }
 
   // ---- CommHost --------------------------------------------------------------------------

@@ -26,7 +26,8 @@ export function rebuildProcessList(procs: Proc[], locations: readonly ProcLocati
   const byRank = new Map<number, ProcLocation>();
   locations.forEach((where, i) => {
     const why = badLocation(where);
-    if (why) throw new MpiError(ErrorClass.ERR_ARG, `location ${i} of the new GPS exchange: ${why}`);
+    if (why)
+      throw new MpiError(ErrorClass.ERR_ARG, `location ${i} of the new GPS exchange: ${why}`);
     const rank = where.gps.grank;
     if (byRank.has(rank)) {
       throw new MpiError(
