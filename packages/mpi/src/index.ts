@@ -156,7 +156,7 @@ export { Group } from './group';
 export type { Gps, JobRuntime, ModuleChoice, ProcessInfo, ProcLocation } from './job-runtime';
 export { JOB_ENV, OOB_TAG_USER_BASE, OobTag } from './job-runtime';
 export type { AbortMsg } from './launch/hub-protocol';
-export { formatAddress, HUB_ENV } from './launch/hub-protocol';
+export { formatAddress, HUB_ENV, HubTag } from './launch/hub-protocol';
 export type { HubEvents } from './launch/job-hub';
 export { JobHub } from './launch/job-hub';
 export type { InitOptions } from './mpi';
