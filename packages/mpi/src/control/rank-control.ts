@@ -11,7 +11,10 @@ export type ControlHandler = (payload: unknown) => void | Promise<void>;
  * each direction.
  */
 export interface JobControl {
-  /** Sends `payload` to mpirun's handler of `type` (fire and forget). */
+  /**
+   * Sends `payload` to mpirun's handler of `type`; resolves once handed to the transport. A bad
+   * type, or a send after finalize, throws at the call.
+   */
   send(type: string, payload?: unknown): Promise<void>;
   /**
    * Calls `handler` for every message of `type` from mpirun; returns the function that removes
@@ -54,10 +57,10 @@ export class RankControl implements JobControl {
     private readonly report: (why: string) => void,
   ) {}
 
-  async send(type: string, payload?: unknown): Promise<void> {
-    checkControlType(type, 'control.send');
+  send(type: string, payload?: unknown): Promise<void> {
+    checkControlType(type, 'control.send'); // bad input throws at the call, not later
     this.checkOpen('send');
-    await this.post({ rank: this.rank, type, payload });
+    return this.post({ rank: this.rank, type, payload });
   }
 
   on(type: string, handler: ControlHandler): () => void {
