@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { HubControl } from '@ssi/mpi';
+import { jobsProgram, killAllJobs, launchJob } from '@ssi/mpi/testing';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createCliContext } from '../src/cli-context';
 import { runJob } from '../src/mpirun/job';
@@ -18,6 +19,7 @@ const NP = 3;
 let universe: JobUniverse | undefined;
 
 afterAll(async () => {
+  killAllJobs();
   const sessionDir = universe?.client.sessionDir;
   await universe?.release();
   // The private universe and its session directory are gone (only ours is looked at).
@@ -115,5 +117,29 @@ describe('job control channel between mpirun and the ranks', () => {
     expect(text).toMatch(/control message "test.square" for rank 0 from n0:\d+, not that rank/);
     // The intruder's ask got no answer: 9 squared went nowhere.
     expect(r.stdout).not.toContain('square 81');
+  });
+});
+
+describe('the same channel under the test launcher of @ssi/mpi/testing', () => {
+  it('answers asks and delivers messages sent before the ranks started, in order', async () => {
+    const r = await launchJob({
+      np: 2,
+      program: jobsProgram,
+      args: ['control'],
+      ssi: { rpi: 'tcp' },
+      cwd: resolve(import.meta.dirname, 'fixtures'),
+      timeoutMs: 60_000,
+      control: (c) => {
+        for (let i = 0; i < 5; i++) c.send('all', 'job.note', i);
+        c.on('job.echo', (rank, p) => ({ rank, echoed: p }));
+      },
+    });
+    expect(r.ok, `${r.failure}\n${r.output}`).toBe(true);
+    expect(r.controlWarnings).toEqual([]);
+    for (let k = 0; k < 2; k++) {
+      expect(r.stdout[k]).toContain(
+        `control ${k} answer {"rank":${k},"echoed":${k}} notes 0,1,2,3,4`,
+      );
+    }
   });
 });
