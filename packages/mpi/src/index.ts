@@ -132,6 +132,12 @@ export {
   UNDEFINED,
   UNEQUAL,
 } from './constants';
+export type { ControlDown, ControlUp } from './control/control-protocol';
+export { badControlType, parseControlDown, parseControlUp } from './control/control-protocol';
+export type { HubControlHandler } from './control/hub-control';
+export { HubControl } from './control/hub-control';
+export type { ControlHandler, JobControl } from './control/rank-control';
+export { RankControl } from './control/rank-control';
 export type { BufferLike, DataKindValue } from './data';
 export {
   allocMessage,
@@ -149,10 +155,10 @@ export { ErrorClass, errorClassName, isMpiError, MpiError } from './errors';
 export { EntryGate } from './gate';
 export type { RankRange } from './group';
 export { Group } from './group';
-export type { Gps, JobRuntime, ProcessInfo } from './job-runtime';
+export type { Gps, JobRuntime, ModuleChoice, ProcessInfo, ProcLocation } from './job-runtime';
 export { JOB_ENV, OOB_TAG_USER_BASE, OobTag } from './job-runtime';
 export type { AbortMsg } from './launch/hub-protocol';
-export { formatAddress, HUB_ENV } from './launch/hub-protocol';
+export { formatAddress, HUB_ENV, HubTag } from './launch/hub-protocol';
 export type { HubEvents } from './launch/job-hub';
 export { JobHub } from './launch/job-hub';
 export { deliverBytes } from './matching/delivery';
@@ -163,6 +169,7 @@ export type { InitOptions } from './mpi';
 export { Mpi } from './mpi';
 export { MPI_BASE_PARAMS, registerMpiParams } from './params';
 export { compareGps, Proc, ProcMode, sortProcs } from './proc';
+export { rebuildProcessList } from './process-list';
 export type { RequestOp } from './request';
 export { PersistentRequest, Request } from './request';
 export type { Envelope } from './rpi/envelope';

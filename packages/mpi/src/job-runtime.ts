@@ -8,6 +8,8 @@
  * collation of the GPS data) replaces the test one without any change here.
  */
 
+import type { JobControl } from './control/rank-control';
+
 /**
  * Global Process Space location of one process (App. C.1.2, `struct _gps`): unique in the
  * universe, used to address out-of-band messages and to sort the process list.
@@ -23,15 +25,31 @@ export interface Gps {
   grank: number;
 }
 
-/** What each process contributes to the GPS exchange of `MPI.init` (Ch. 5.1.2). */
-export interface ProcessInfo {
+/** Where one process of the job runs: what a process entry (`Proc`) holds of it. */
+export interface ProcLocation {
   gps: Gps;
   /** Address this process's node is reached at (rpi modules bind and connect there). */
   host: string;
   /** Processor name (`MPI_Get_processor_name`). */
   processorName: string;
-  /** The rpi module this process selected: checked for agreement by every rank. */
-  rpi: { name: string; version: string; origin?: string };
+}
+
+/** A module one process selected for a job-wide framework (`rpi`, later `crmpi`, ...). */
+export interface ModuleChoice {
+  name: string;
+  version: string;
+  /** Where it was found (a package directory, "static"), for the disagreement message. */
+  origin?: string;
+}
+
+/** What each process contributes to the GPS exchange of `MPI.init` (Ch. 5.1.2). */
+export interface ProcessInfo extends ProcLocation {
+  /**
+   * The module this process selected for each framework whose choice must be the same in every
+   * rank, by framework type (`{ rpi: {...}, crmpi: {...} }`): checked by `checkAgreement` of
+   * `@ssi/core`, by name and major.minor.
+   */
+  modules: Record<string, ModuleChoice>;
 }
 
 /** Out-of-band message tags below this value belong to the MPI layer and its modules. */
@@ -64,6 +82,11 @@ export interface JobRuntime {
   readonly host: string;
   /** Name of this process's node (processor name). */
   readonly nodeName: string;
+  /**
+   * The job control channel to the launcher (`mpirun`'s hub, the test launcher): typed messages
+   * both ways, for cr modules and tools. `finalize` closes it.
+   */
+  readonly control: JobControl;
 
   /**
    * The GPS exchange "through mpirun" (Ch. 5.1.2): every process of the job calls it with its own

@@ -17,6 +17,7 @@ import {
   THREAD_MULTIPLE,
   THREAD_SINGLE,
 } from './constants';
+import type { JobControl } from './control/rank-control';
 import { Engine } from './engine';
 import { ERRORS_ARE_FATAL } from './errhandler';
 import { ErrorClass, MpiError } from './errors';
@@ -182,13 +183,14 @@ export class Mpi implements CommHost {
       gps: runtime.gps,
       host: runtime.host,
       processorName: runtime.nodeName,
-      rpi: { name: choice.name, version: choice.version, origin: choice.origin },
+      // Every job-wide framework's choice goes here (crmpi next): ranks must agree on each.
+      modules: { rpi: { name: choice.name, version: choice.version, origin: choice.origin } },
     };
     const all = await withTimeout(runtime.allgather(mine), timeout, 'the GPS exchange');
     checkAgreement(
       all.map((info) => ({
         who: `rank ${info.gps.grank} (node ${info.gps.node}, pid ${info.gps.pid})`,
-        modules: { rpi: info.rpi },
+        modules: info.modules,
       })),
     );
     const procs = sortProcs(all.map((info) => new Proc(info.gps, info.host, info.processorName)));
@@ -240,6 +242,14 @@ export class Mpi implements CommHost {
       10,
       `initialized: rank ${runtime.rank} of ${runtime.size}, rpi ${choice.name} ${choice.version}`,
     );
+  }
+
+  /**
+   * The job control channel to `mpirun` (`JobControl`): `send(type, payload)`, `on(type, handler)`,
+   * `ask(type, payload, timeoutMs)`. Types are namespaced (`cr.checkpoint`, `tool.progress`).
+   */
+  get control(): JobControl {
+    return this.runtime.control;
   }
 
   // ---- CommHost --------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:os';
 import type { ExitStatus, LamClient, RemoteProcess } from '@ssi/lam';
-import { type AbortMsg, formatAddress, HUB_ENV, JOB_ENV, JobHub } from '@ssi/mpi';
+import { type AbortMsg, formatAddress, HUB_ENV, type HubControl, JOB_ENV, JobHub } from '@ssi/mpi';
 import { LineForwarder } from './output';
 import type { Placement } from './placement';
 import { commandFor } from './program-command';
@@ -13,6 +13,12 @@ export interface JobOptions {
   prefix: boolean;
   verbose: boolean;
   say: (line: string) => void;
+  /**
+   * mpirun-side code of the job (crlam modules, tools) gets the job control channel here, before
+   * any rank starts: `control.on(type, (rank, payload) => reply)`, `control.send(rank | 'all',
+   * type, payload)`. Not called under -nw (rank 0 is the hub then).
+   */
+  control?: (control: HubControl, job: { jobId: string; size: number }) => void;
 }
 
 /** How long an abort that follows a lost connection waits for the report of that death. */
@@ -86,6 +92,7 @@ export async function runJob(
         },
         onBadMessage: (why) => opts.say(`mpirun: warning: ignored a message: ${why}`),
       });
+  if (hub) opts.control?.(hub.control, { jobId, size });
   hub?.start();
 
   const envFor = (p: Placement, hubAddress: string): Record<string, string> => ({

@@ -4,7 +4,8 @@ import type { OobAddress } from '@ssi/lam';
  * The conversation between the processes of a job and its hub (the `mpirun` that started them,
  * or rank 0 under `mpirun -nw`), carried as out-of-band messages through the lamds. The hub plays
  * mpirun's part of Ch. 5.1.2: it collates the GPS exchange, hands out the roster every rank
- * addresses the others by, hears aborts and finalizes.
+ * addresses the others by, hears aborts and finalizes, and carries the job control channel
+ * (typed messages both ways, `HubControl` / `RankControl`).
  */
 
 /** OOB tags of the hub conversation; far above the MPI layer's own out-of-band tags. */
@@ -23,6 +24,10 @@ export const HubTag = {
   FIN: 0x5_0006,
   /** hub → rank: finalize acknowledged, you may exit. */
   FINACK: 0x5_0007,
+  /** rank → hub: a job control message (`ControlUp`, see control/control-protocol.ts). */
+  CONTROL_UP: 0x5_0008,
+  /** hub → rank: a job control message or the answer to an ask (`ControlDown`). */
+  CONTROL_DOWN: 0x5_0009,
 } as const;
 
 /** Rank-to-rank out-of-band messages of the MPI layer (`JobRuntime.oobSend`) use this + tag. */

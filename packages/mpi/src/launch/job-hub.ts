@@ -1,4 +1,6 @@
 import type { LamClient, OobAddress, OobMessage } from '@ssi/lam';
+import { parseControlUp } from '../control/control-protocol';
+import { HubControl } from '../control/hub-control';
 import type { AbortMsg, FinMsg, GatherMsg, HelloMsg } from './hub-protocol';
 import { HubTag } from './hub-protocol';
 
@@ -8,7 +10,10 @@ export interface HubEvents {
   onAbort(abort: AbortMsg): void;
   /** A rank finalized MPI. */
   onFinalized?(rank: number): void;
-  /** A message that does not belong to this job, or is malformed: dropped, and said why. */
+  /**
+   * A message that does not belong to this job, is malformed, or is a control message nobody
+   * handles: dropped, and said why.
+   */
   onBadMessage?(why: string): void;
 }
 
@@ -20,6 +25,8 @@ export interface HubEvents {
  */
 export class JobHub {
   readonly addresses: (OobAddress | undefined)[];
+  /** mpirun's end of the job control channel: register handlers before the ranks start. */
+  readonly control: HubControl;
   readonly finalized = new Set<number>();
   private readonly rounds = new Map<number, unknown[]>();
   private readonly roundCounts = new Map<number, number>();
@@ -33,6 +40,12 @@ export class JobHub {
     private readonly events: HubEvents,
   ) {
     this.addresses = new Array(size).fill(undefined);
+    this.control = new HubControl(
+      size,
+      (rank, msg) =>
+        void client.send(this.addresses[rank]!, HubTag.CONTROL_DOWN, msg).catch(() => {}),
+      (why) => events.onBadMessage?.(why),
+    );
   }
 
   /** Starts answering; runs until `stop` or until the lamd connection closes. */
@@ -41,6 +54,7 @@ export class JobHub {
     this.serve(HubTag.GATHER, (m) => this.onGather(m));
     this.serve(HubTag.ABORT, (m) => this.onAbort(m));
     this.serve(HubTag.FIN, (m) => this.onFin(m));
+    this.serve(HubTag.CONTROL_UP, (m) => this.onControl(m));
   }
 
   stop(): void {
@@ -94,6 +108,7 @@ export class JobHub {
     const rank = this.rankOf(hello, 'HELLO');
     if (this.addresses[rank]) throw new Error(`a second HELLO for rank ${rank}`);
     this.addresses[rank] = { node: m.src.node, proc: m.src.proc };
+    this.control.connected(rank);
     if (this.started === this.size && !this.rosterSent) {
       this.rosterSent = true;
       this.toAll(HubTag.ROSTER, { addresses: this.addresses });
@@ -118,6 +133,12 @@ export class JobHub {
       this.roundCounts.delete(g.round);
       this.toAll(HubTag.GATHERED, { round: g.round, values });
     }
+  }
+
+  private onControl(m: OobMessage): void {
+    const c = parseControlUp(m.data, this.size);
+    this.checkSender(c.rank, m, `control message "${c.type}"`);
+    this.control.receive(c);
   }
 
   private onAbort(m: OobMessage): void {

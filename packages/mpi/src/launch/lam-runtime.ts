@@ -1,5 +1,6 @@
 import { ParamRegistry } from '@ssi/core';
 import { LamClient, type OobAddress, withDeadline } from '@ssi/lam';
+import { RankControl } from '../control/rank-control';
 import { ErrorClass, MpiError } from '../errors';
 import type { Gps, JobRuntime } from '../job-runtime';
 import { registerMpiParams } from '../params';
@@ -79,6 +80,22 @@ export async function connectLamRuntime(env: Env = process.env): Promise<JobRunt
     )
   ).data as RosterMsg;
   const addresses = roster.addresses;
+  const control = new RankControl(
+    job.rank,
+    (msg) => client.send(hubAddress, HubTag.CONTROL_UP, msg),
+    (why) => process.stderr.write(`rank ${job.rank}: control: ${why}\n`),
+  );
+  void (async () => {
+    while (!client.closed) {
+      let m: { data: unknown };
+      try {
+        m = await client.recv({ tag: HubTag.CONTROL_DOWN, from: hubAddress });
+      } catch {
+        return; // the client closed: finalize, or the lamd is gone (handled on 'close')
+      }
+      control.deliver(m.data);
+    }
+  })();
 
   let round = 0;
   const gps: Gps = { node: job.node, pid: process.pid, index: client.proc, grank: job.rank };
@@ -90,6 +107,7 @@ export async function connectLamRuntime(env: Env = process.env): Promise<JobRunt
     gps,
     host: job.host,
     nodeName: job.nodeName,
+    control,
     async allgather<T>(value: T): Promise<T[]> {
       const r = ++round;
       const msg: GatherMsg = { rank: job.rank, round: r, value };
@@ -130,6 +148,7 @@ export async function connectLamRuntime(env: Env = process.env): Promise<JobRunt
     },
     async finalize(): Promise<void> {
       finishing = true;
+      control.close();
       await client.send(hubAddress, HubTag.FIN, { rank: job.rank });
       await client.recv({ tag: HubTag.FINACK, from: hubAddress });
       if (hub) {

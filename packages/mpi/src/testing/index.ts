@@ -35,7 +35,7 @@ export const COLLECTIVE_CASES = [
 
 /**
  * Path of the small jobs launchers and boot modules are tested with: `node jobs.js <mode> [arg]`
- * (ring, env, touch, fail, abort, no-finalize, wait; see jobs.ts).
+ * (ring, env, touch, fail, abort, no-finalize, control, wait; see jobs.ts).
  */
 export const jobsProgram: string = fileURLToPath(new URL('./jobs.js', import.meta.url));
 

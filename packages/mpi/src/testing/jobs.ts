@@ -9,6 +9,8 @@
  * - `fail`: rank 1 exits with 3; the others wait for a message that never comes.
  * - `abort`: the last rank calls `abort(7, ...)`; the others wait.
  * - `no-finalize`: rank 0 exits 0 without MPI.finalize; the others wait a minute.
+ * - `control`: the job control channel: every rank keeps `job.note` messages, asks `job.echo`
+ *   with its rank and prints `control R answer <answer as JSON> notes <notes>`.
  * - `wait`: every rank prints `waiting <rank> <pid>` and waits for a message that never comes
  *   (a job the batch system or the user has to kill).
  */
@@ -61,6 +63,14 @@ switch (mode) {
     if (w.rank === 0) process.exit(0);
     await new Promise((r) => setTimeout(r, 60_000));
     break;
+  case 'control': {
+    const notes: unknown[] = [];
+    mpi.control.on('job.note', (p) => void notes.push(p));
+    // The answer follows every note sent before it: they are all here when it comes.
+    const answer = await mpi.control.ask('job.echo', w.rank, 20_000);
+    console.log(`control ${w.rank} answer ${JSON.stringify(answer)} notes ${notes.join(',')}`);
+    break;
+  }
   case 'wait':
     console.log(`waiting ${w.rank} ${process.pid}`);
     await never((w.rank + 1) % w.size);

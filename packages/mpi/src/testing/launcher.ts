@@ -3,6 +3,8 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type Server, type Socket } from 'node:net';
 import { hostname } from 'node:os';
 import { ENV_PREFIX } from '@ssi/core';
+import { parseControlUp } from '../control/control-protocol';
+import { HubControl } from '../control/hub-control';
 import { JOB_ENV } from '../job-runtime';
 import { proofMatches, readFrames, rendezvousProof, writeFrame } from './frames';
 
@@ -33,6 +35,11 @@ export interface LaunchOptions {
   echo?: boolean;
   /** What this job is, for messages. */
   label?: string;
+  /**
+   * The launcher's end of the job control channel, as `mpirun`'s hub offers it: called before
+   * the ranks start, so handlers registered here see every message.
+   */
+  control?: (control: HubControl) => void;
 }
 
 /** How a job ended. */
@@ -52,6 +59,8 @@ export interface JobResult {
   stdout: string[];
   stderr: string[];
   durationMs: number;
+  /** Control messages the launcher dropped, and why (malformed, unknown type, failing handler). */
+  controlWarnings: string[];
 }
 
 const live = new Set<ChildProcess>();
@@ -89,6 +98,7 @@ export async function launchJob(options: LaunchOptions): Promise<JobResult> {
     stdout: new Array(np).fill(''),
     stderr: new Array(np).fill(''),
     durationMs: 0,
+    controlWarnings: [],
   };
   const outputLines: string[] = [];
   const children: ChildProcess[] = [];
@@ -111,6 +121,19 @@ export async function launchJob(options: LaunchOptions): Promise<JobResult> {
     killAll();
   };
 
+  const control = new HubControl(
+    np,
+    (rank, msg) => {
+      const s = sockets[rank];
+      if (s) writeFrame(s, { t: 'ctl', m: msg });
+    },
+    (why) => {
+      result.controlWarnings.push(why);
+      if (echo) process.stderr.write(`[launcher] control: ${why}\n`);
+    },
+  );
+  options.control?.(control);
+
   const server: Server = createServer((socket) => {
     socket.setNoDelay(true);
     let rank = -1;
@@ -131,6 +154,7 @@ export async function launchJob(options: LaunchOptions): Promise<JobResult> {
         rank = r;
         sockets[r] = socket;
         writeFrame(socket, { t: 'welcome' });
+        control.connected(r);
         return;
       }
       switch (m.t) {
@@ -163,6 +187,16 @@ export async function launchJob(options: LaunchOptions): Promise<JobResult> {
           if (!result.abort) {
             result.abort = { rank, code: m.code as number, message: m.message as string };
             fail(`rank ${rank} aborted the job (code ${m.code}): ${m.message}`);
+          }
+          break;
+        case 'ctl':
+          try {
+            const c = parseControlUp(m.m, np);
+            if (c.rank !== rank)
+              throw new Error(`control message for rank ${c.rank} from rank ${rank}`);
+            control.receive(c);
+          } catch (err) {
+            result.controlWarnings.push((err as Error).message);
           }
           break;
         case 'fin':

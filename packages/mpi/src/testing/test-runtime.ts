@@ -1,4 +1,5 @@
 import { connect, type Socket } from 'node:net';
+import { RankControl } from '../control/rank-control';
 import { ErrorClass, MpiError } from '../errors';
 import type { Gps, JobRuntime } from '../job-runtime';
 import { JOB_ENV } from '../job-runtime';
@@ -31,6 +32,11 @@ export async function connectTestRuntime(
   let finishing = false;
   let finAck: (() => void) | null = null;
   let welcome: (() => void) | null = null;
+  const control = new RankControl(
+    rank,
+    async (msg) => void writeFrame(socket, { t: 'ctl', m: msg }),
+    (why) => process.stderr.write(`rank ${rank}: control: ${why}\n`),
+  );
 
   readFrames(socket, (m) => {
     switch (m.t) {
@@ -57,6 +63,9 @@ export async function connectTestRuntime(
       }
       case 'death':
         for (const cb of deathCallbacks) cb(m.rank as number, m.reason as string);
+        break;
+      case 'ctl':
+        control.deliver(m.m);
         break;
       case 'finack':
         finAck?.();
@@ -95,6 +104,7 @@ export async function connectTestRuntime(
     gps,
     host,
     nodeName,
+    control,
     allgather<T>(value: T): Promise<T[]> {
       const r = ++round;
       return new Promise<T[]>((resolve) => {
@@ -128,6 +138,7 @@ export async function connectTestRuntime(
     },
     async finalize(): Promise<void> {
       finishing = true;
+      control.close();
       await new Promise<void>((resolve) => {
         finAck = resolve;
         writeFrame(socket, { t: 'fin' });

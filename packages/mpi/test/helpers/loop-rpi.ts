@@ -1,5 +1,5 @@
 import type { Proc, RpiActions, RpiHost, RpiModule, RpiRequest } from '../../src/index';
-import { ReqType } from '../../src/index';
+import { RankControl, ReqType } from '../../src/index';
 import type { JobRuntime } from '../../src/job-runtime';
 
 /**
@@ -62,6 +62,13 @@ export function soloRuntime() {
     gps: { node: 0, pid: process.pid, index: 0, grank: 0 },
     host: '127.0.0.1',
     nodeName: 'here',
+    control: new RankControl(
+      0,
+      async () => {
+        throw new Error('no launcher in an in-process test');
+      },
+      () => {},
+    ),
     allgather: async (v) => {
       gathers++;
       return [v];
