@@ -210,8 +210,13 @@ export class Request<T = Status> {
    * request completes normally.
    */
   cancel(): void {
-    if (this.phase !== 'active' || !this.rreq) return;
-    this.comm.engineOf().cancel(this.rreq);
+    if (this.phase !== 'active') return;
+    // Through the entry gate like every call: during a checkpoint the rpi must not be touched
+    // (a cancel of a send writes to the peer); held, it is applied in call order at reopening,
+    // after the start of a request that was itself held.
+    this.comm.engineOf().gate.run(() => {
+      if (this.phase === 'active' && this.rreq) this.comm.engineOf().cancel(this.rreq);
+    });
   }
 
   /**

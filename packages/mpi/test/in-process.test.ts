@@ -122,6 +122,47 @@ describe('MPI layer in one process', () => {
     expect(loop.log.slice(-2)).toEqual(['interrupt', 'restart']);
   });
 
+  it('holds a cancel at the entry gate during a checkpoint, then applies it in call order', async () => {
+    const w = mpi.COMM_WORLD;
+    const hooks = mpi.checkpointHooks;
+    const early = w.irecv(new Uint8Array(4), 0, 31); // posted before the checkpoint
+    await hooks.interrupt();
+    early.cancel();
+    const held = w.irecv(new Uint8Array(4), 0, 32); // started while held ...
+    held.cancel(); // ... and cancelled while held: the cancel follows the start
+    await new Promise((r) => setTimeout(r, 20));
+    expect(early.test()).toBe(false); // the cancel has not reached the library yet
+    expect(held.test()).toBe(false);
+    await hooks.checkpoint();
+    await hooks.continue();
+    const st = await within(early.wait(), 'the cancelled early receive');
+    expect(st.cancelled).toBe(true);
+    expect((await within(held.wait(), 'the cancelled held receive')).cancelled).toBe(true);
+    w.send(new Uint8Array(4), 0, 31); // nothing is waiting for it any more: it stays unexpected
+    expect(w.iprobe(0, 31)?.tag).toBe(31);
+    await w.recv(new Uint8Array(4), 0, 31);
+  });
+
+  it('lists the live communicators: predefined, built, and no longer the freed ones', async () => {
+    const w = mpi.COMM_WORLD;
+    expect(mpi.communicators()).toEqual([w, mpi.COMM_SELF]);
+    const dup = await w.dup('registry.dup');
+    const split = await w.split(0, 0, 'registry.split');
+    expect(mpi.communicators().map((c) => c.name)).toEqual([
+      'COMM_WORLD',
+      'COMM_SELF',
+      'registry.dup',
+      'registry.split',
+    ]);
+    await dup.free();
+    expect(mpi.communicators()).toEqual([w, mpi.COMM_SELF, split]);
+    await split!.free();
+    expect(mpi.communicators()).toEqual([w, mpi.COMM_SELF]);
+    // twins of a communicator (its collective context) are not communicators of their own
+    expect(w.coll).not.toBe(w);
+    expect(mpi.communicators()).toHaveLength(2);
+  });
+
   it('raises MPI error classes through the error handler', async () => {
     const w = mpi.COMM_WORLD;
     w.errhandler = ERRORS_RETURN;
