@@ -1,5 +1,6 @@
 import { FRAMEWORKS, type FrameworkType } from '@ssi/core';
 import { collHelpers, collMembers } from './coll-template';
+import { RPI_TEMPLATE_REQUIRES, rpiMembers } from './rpi-template';
 
 export interface PluginSpec {
   type: FrameworkType;
@@ -32,7 +33,15 @@ export function packageJson(spec: PluginSpec): string {
     peerDependencies: { '@ssi/core': '^1.0.0' },
     ssi: {
       ssiApi: '1.0.0',
-      modules: [{ type: spec.type, name: spec.name, typeApi: spec.typeApi, entry: './index.js' }],
+      modules: [
+        {
+          type: spec.type,
+          name: spec.name,
+          typeApi: spec.typeApi,
+          entry: './index.js',
+          ...(spec.type === 'rpi' ? { requires: RPI_TEMPLATE_REQUIRES } : {}),
+        },
+      ],
     },
   };
   return `${JSON.stringify(pkg, null, 2)}\n`;
@@ -66,7 +75,7 @@ const module = {
     ctx.verbose(10, \`opened with example=\${ctx.param('example')}\`);
     return true;
   },
-${spec.type === 'coll' ? collMembers(spec) : ''}
+${spec.type === 'coll' ? collMembers(spec) : ''}${spec.type === 'rpi' ? rpiMembers(spec) : ''}
   /** Runs once, last. Free what open allocated. */
   close() {},
 };

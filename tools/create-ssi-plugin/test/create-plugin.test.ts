@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { readPackageManifest } from '@ssi/core';
+import { FRAMEWORKS, readPackageManifest } from '@ssi/core';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createPlugin } from '../src/index';
 
@@ -27,7 +27,12 @@ describe('create-ssi-plugin', () => {
       entry: './index.js',
     });
     const mod = (await import(join(dir, 'index.js'))).default;
-    expect(mod).toMatchObject({ type: 'coll', name: 'tree_x', typeApi: '1.1.0', ssiApi: '1.0.0' });
+    expect(mod).toMatchObject({
+      type: 'coll',
+      name: 'tree_x',
+      typeApi: FRAMEWORKS.coll.api,
+      ssiApi: '1.0.0',
+    });
     expect(readFileSync(join(dir, 'README.md'), 'utf8')).toContain(
       '`coll_tree_x_priority` | int | 10',
     );

@@ -10,8 +10,14 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { FRAMEWORKS } from '@ssi/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPlugin } from '../src/index';
+
+/** A version as a regular expression (dots literal). */
+const re = (v: string) => v.replace(/\./g, '\\.');
+/** The rpi API's next major: what no installed core provides. */
+const NEXT_RPI_MAJOR = `${Number(FRAMEWORKS.rpi.api.split('.')[0]) + 1}.0.0`;
 
 /**
  * The point of the whole design: a module written by a third party, outside this repository,
@@ -118,7 +124,9 @@ describe('a third-party plugin', () => {
     expect(list.stderr).toBe('');
     expect(list.code).toBe(0);
     expect(list.stdout).toMatch(
-      /SSI rpi: foo \(SSI v1\.0\.0, API v1\.1\.0, Module v0\.1\.0\) \[node_modules: .*acme-rpi-foo\]/,
+      new RegExp(
+        `SSI rpi: foo \\(SSI v1\\.0\\.0, API v${re(FRAMEWORKS.rpi.api)}, Module v0\\.1\\.0\\) \\[node_modules: .*acme-rpi-foo\\]`,
+      ),
     );
 
     const params = laminfo(
@@ -153,18 +161,22 @@ describe('a third-party plugin', () => {
       type: 'rpi',
       name: 'bar',
       packageName: 'acme-rpi-bar',
-      typeApi: '2.0.0',
+      typeApi: NEXT_RPI_MAJOR,
     });
     const project = freshProject('app-incompatible', { 'acme-rpi-bar': `file:${pack(dir)}` });
 
     const list = laminfo(project, []);
     expect(list.code).toBe(0);
     expect(list.stdout).toMatch(
-      /SSI rpi: bar .*\n\s+UNUSABLE: rpi module "bar" acme-rpi-bar@0\.1\.0 \(node_modules: .*\) is written for rpi API 2\.0\.0, this @ssi\/core provides 1\.1\.0/,
+      new RegExp(
+        `SSI rpi: bar .*\\n\\s+requires rpi module tcp 1\\.x .*\\n\\s+UNUSABLE: rpi module "bar" acme-rpi-bar@0\\.1\\.0 \\(node_modules: .*\\) is written for rpi API ${re(NEXT_RPI_MAJOR)}, this @ssi/core provides ${re(FRAMEWORKS.rpi.api)}`,
+      ),
     );
 
     const params = laminfo(project, ['--param', 'rpi', 'bar']);
-    expect(params.stdout).toMatch(/module bar: rpi module "bar" .* is written for rpi API 2\.0\.0/);
+    expect(params.stdout).toMatch(
+      new RegExp(`module bar: rpi module "bar" .* is written for rpi API ${re(NEXT_RPI_MAJOR)}`),
+    );
   });
 
   it('dropped into a directory on SSI_MODULE_PATH is found too', () => {
@@ -181,7 +193,9 @@ describe('a third-party plugin', () => {
     expect(laminfo(project, []).stdout).not.toContain('baz');
     const list = laminfo(project, [], { SSI_MODULE_PATH: dropIns });
     expect(list.stdout).toMatch(
-      /SSI coll: baz \(SSI v1\.0\.0, API v1\.1\.0, Module v0\.1\.0\) \[module path: .*dropins\/acme-coll-baz\]/,
+      new RegExp(
+        `SSI coll: baz \\(SSI v1\\.0\\.0, API v${re(FRAMEWORKS.coll.api)}, Module v0\\.1\\.0\\) \\[module path: .*dropins/acme-coll-baz\\]`,
+      ),
     );
     const viaParam = laminfo(project, [
       '--ssi',
