@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { FRAMEWORKS, type FrameworkType } from '@ssi/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const laminfoBin = resolve(import.meta.dirname, '../dist/bin/laminfo.js');
@@ -19,7 +20,7 @@ interface Fixture {
 /** A module package whose module has `short` (int) and `mode` (string) parameters. */
 function modulePackage(dir: string, pkgName: string, m: Fixture, entry = './index.js') {
   mkdirSync(dir, { recursive: true });
-  const typeApi = m.typeApi ?? (m.type.startsWith('cr') ? '1.0.0' : '1.1.0');
+  const typeApi = m.typeApi ?? FRAMEWORKS[m.type as FrameworkType].api;
   const ssi = { modules: [{ type: m.type, name: m.name, typeApi, entry }] };
   writeFileSync(
     join(dir, 'package.json'),
@@ -55,7 +56,7 @@ beforeAll(() => {
   modulePackage(join(nm, 'ssi-rpi-future'), 'ssi-rpi-future', {
     type: 'rpi',
     name: 'future',
-    typeApi: '2.0.0',
+    typeApi: '9.0.0',
   });
   modulePackage(
     join(nm, 'ssi-rpi-unbuilt'),
@@ -81,10 +82,10 @@ describe('laminfo', () => {
     const r = laminfo([]);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(
-      /SSI rpi: tcp \(SSI v1\.0\.0, API v1\.1\.0, Module v2\.3\.4\) \[node_modules: .*\/@ssi\/rpi-tcp\]/,
+      /SSI rpi: tcp \(SSI v1\.0\.0, API v2\.0\.0, Module v2\.3\.4\) \[node_modules: .*\/@ssi\/rpi-tcp\]/,
     );
     expect(r.stdout).toMatch(/SSI boot: here \(.*\) \[module path: .*dropins\/boot-here\]/);
-    expect(r.stdout).toMatch(/SSI rpi: future .*\n\s+UNUSABLE: .*written for rpi API 2\.0\.0/);
+    expect(r.stdout).toMatch(/SSI rpi: future .*\n\s+UNUSABLE: .*written for rpi API 9\.0\.0/);
     // Modules installed in this repository are visible from the CLI's own install too: count ours.
     const ours = r.stdout.split('\n').filter((l) => /^\s+SSI \w+: /.test(l) && l.includes(work));
     expect(ours).toHaveLength(20);
@@ -130,10 +131,10 @@ describe('laminfo', () => {
 
   it('prints versions of one framework in the style of Fig. 3.2, and JSON for scripts', () => {
     const full = laminfo(['--version', 'rpi', 'full']).stdout;
-    expect(full).toMatch(/^\s+SSI rpi: picky \(SSI v1\.0\.0, API v1\.1\.0, Module v2\.3\.4\)/m);
+    expect(full).toMatch(/^\s+SSI rpi: picky \(SSI v1\.0\.0, API v2\.0\.0, Module v2\.3\.4\)/m);
     expect(full).not.toContain('SSI coll');
     expect(laminfo(['--version', 'rpi']).stdout).toMatch(
-      /SSI rpi: tcp \(SSI v1\.0, API v1\.1, Module v2\.3\)/,
+      /SSI rpi: tcp \(SSI v1\.0, API v2\.0, Module v2\.3\)/,
     );
     const json = JSON.parse(laminfo(['--json']).stdout);
     const ours = json.modules.filter((m: { location: string }) => m.location.startsWith(work));

@@ -123,22 +123,22 @@ describe('discovery', () => {
   it('marks modules of another framework API major, a newer minor or an unknown type as unusable, saying why', () => {
     const { app, nm } = project();
     writeModulePackage(join(nm, 'future'), 'future', [
-      { type: 'rpi', name: 'future', typeApi: '2.0.0' },
+      { type: 'coll', name: 'future', typeApi: '2.0.0' },
     ]);
     writeModulePackage(join(nm, 'newer'), 'newer', [
-      { type: 'rpi', name: 'newer', typeApi: '1.9.0' },
+      { type: 'coll', name: 'newer', typeApi: '1.9.0' },
     ]);
     writeModulePackage(join(nm, 'older'), 'older', [
-      { type: 'rpi', name: 'older', typeApi: '1.0.0' },
+      { type: 'coll', name: 'older', typeApi: '1.0.0' },
     ]);
     writeModulePackage(join(nm, 'weird'), 'weird', [{ type: 'gpu', name: 'weird' }]);
     const { modules } = discoverModules({ searchFrom: [app] });
     const byName = Object.fromEntries(modules.map((m) => [m.name, m.incompatible]));
     expect(byName.older).toBeUndefined();
     expect(byName.future).toMatch(
-      /rpi module "future" future@1.2.3 \(node_modules: .*\/future\) is written for rpi API 2.0.0, this @ssi\/core provides 1.1.0 \(major must match/,
+      /coll module "future" future@1.2.3 \(node_modules: .*\/future\) is written for coll API 2.0.0, this @ssi\/core provides 1.2.0 \(major must match/,
     );
-    expect(byName.newer).toMatch(/written for rpi API 1.9.0/);
+    expect(byName.newer).toMatch(/written for coll API 1.9.0/);
     expect(byName.weird).toBe('unknown framework type "gpu"');
   });
 

@@ -1,6 +1,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { FRAMEWORKS, isFrameworkType } from '../src/frameworks';
 
 export interface FixtureModule {
   type: string;
@@ -27,7 +28,7 @@ export function writeModulePackage(
   const manifest = modules.map((m) => ({
     type: m.type,
     name: m.name,
-    typeApi: m.typeApi ?? '1.1.0',
+    typeApi: m.typeApi ?? hostApi(m.type),
     entry: m.entry ?? `./${m.type}-${m.name}.js`,
     requires: m.requires,
   }));
@@ -46,7 +47,7 @@ export function writeModulePackage(
       join(dir, `${m.type}-${m.name}.js`),
       `${m.prelude ?? ''}
 export default {
-  ssiApi: '1.0.0', type: '${m.type}', typeApi: '${m.typeApi ?? '1.1.0'}', name: '${m.name}', version: '${m.version ?? '1.2.3'}',
+  ssiApi: '1.0.0', type: '${m.type}', typeApi: '${m.typeApi ?? hostApi(m.type)}', name: '${m.name}', version: '${m.version ?? '1.2.3'}',
   requires: ${JSON.stringify(m.requires)},
   ${m.body ?? ''}
 };
@@ -59,4 +60,9 @@ export default {
 export function tempDir(prefix = 'ssi-core-test-'): { dir: string; cleanup: () => void } {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** The API this core's framework `type` implements: what a fixture module is written for. */
+function hostApi(type: string): string {
+  return isFrameworkType(type) ? FRAMEWORKS[type].api : '1.1.0';
 }

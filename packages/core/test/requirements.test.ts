@@ -56,7 +56,7 @@ describe('manifest "requires"', () => {
   const entry = (requires: unknown) => ({
     name: 'crtcp-pkg',
     version: '1.0.0',
-    ssi: { modules: [{ type: 'rpi', name: 'crtcp', typeApi: '1.1.0', entry: 'x.js', requires }] },
+    ssi: { modules: [{ type: 'rpi', name: 'crtcp', typeApi: '2.0.0', entry: 'x.js', requires }] },
   });
 
   it('is read without running code: type, name, version (same major, minor at least)', () => {

@@ -172,7 +172,7 @@ describe('the framework life cycle', () => {
     const discovery = discoverModules({ modulePath: [join(t.dir, 'drop')] });
     const fw = new Framework('rpi', { params: params(), discovery, write: () => {} });
     await expect(fw.open()).rejects.toThrow(
-      /manifest declares rpi API 1.1.0 but the module object says 1.0.0; rebuild the package/,
+      /manifest declares rpi API 2.0.0 but the module object says 1.0.0; rebuild the package/,
     );
   });
 });

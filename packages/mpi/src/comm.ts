@@ -520,19 +520,19 @@ export class Communicator {
 
   /** Persistent standard-mode send (`MPI_Send_init`); each `start()` sends `data`'s current contents. */
   sendInit(data: unknown, dest: number, tag = 0): PersistentRequest<Status> {
-    return this.makeSend('sendInit', 'send', data, dest, tag, true) as PersistentRequest<Status>;
+    return makeSend(this, 'sendInit', 'send', data, dest, tag, true) as PersistentRequest<Status>;
   }
   /** Persistent buffered-mode send (`MPI_Bsend_init`). */
   bsendInit(data: unknown, dest: number, tag = 0): PersistentRequest<Status> {
-    return this.makeSend('bsendInit', 'bsend', data, dest, tag, true) as PersistentRequest<Status>;
+    return makeSend(this, 'bsendInit', 'bsend', data, dest, tag, true) as PersistentRequest<Status>;
   }
   /** Persistent synchronous-mode send (`MPI_Ssend_init`). */
   ssendInit(data: unknown, dest: number, tag = 0): PersistentRequest<Status> {
-    return this.makeSend('ssendInit', 'ssend', data, dest, tag, true) as PersistentRequest<Status>;
+    return makeSend(this, 'ssendInit', 'ssend', data, dest, tag, true) as PersistentRequest<Status>;
   }
   /** Persistent ready-mode send (`MPI_Rsend_init`). */
   rsendInit(data: unknown, dest: number, tag = 0): PersistentRequest<Status> {
-    return this.makeSend('rsendInit', 'rsend', data, dest, tag, true) as PersistentRequest<Status>;
+    return makeSend(this, 'rsendInit', 'rsend', data, dest, tag, true) as PersistentRequest<Status>;
   }
 
   private startSend(
@@ -545,17 +545,6 @@ export class Communicator {
     const r = makeSend(this, call, mode, data, dest, tag, false);
     startRequest(this, r);
     return r;
-  }
-
-  private makeSend(
-    call: string,
-    mode: SendMode,
-    data: unknown,
-    dest: number,
-    tag: number,
-    persistent: boolean,
-  ): Request<Status> {
-    return makeSend(this, call, mode, data, dest, tag, persistent);
   }
 
   /** @internal `PersistentRequest.start`. */
@@ -595,7 +584,7 @@ export class Communicator {
   irecv(into: BufferLike, source?: number, tag?: number): Request<Status>;
   irecv<T = unknown>(source?: number, tag?: number): Request<T>;
   irecv(a?: BufferLike | number, b?: number, c?: number): Request<unknown> {
-    const r = this.makeRecv('irecv', a, b, c, false);
+    const r = makeRecv(this, 'irecv', a, b, c, false);
     startRequest(this, r);
     return r;
   }
@@ -604,17 +593,7 @@ export class Communicator {
   recvInit(into: BufferLike, source?: number, tag?: number): PersistentRequest<Status>;
   recvInit<T = unknown>(source?: number, tag?: number): PersistentRequest<T>;
   recvInit(a?: BufferLike | number, b?: number, c?: number): PersistentRequest<unknown> {
-    return this.makeRecv('recvInit', a, b, c, true) as PersistentRequest<unknown>;
-  }
-
-  private makeRecv(
-    call: string,
-    a: BufferLike | number | undefined,
-    b: number | undefined,
-    c: number | undefined,
-    persistent: boolean,
-  ): Request<unknown> {
-    return makeRecv(this, call, a, b, c, persistent);
+    return makeRecv(this, 'recvInit', a, b, c, true) as PersistentRequest<unknown>;
   }
 
   // ---- probe -------------------------------------------------------------------------------

@@ -3,7 +3,7 @@ import { PROC_NULL, UNDEFINED } from './constants';
 import { decodeValue } from './data';
 import { ErrorClass, MpiError } from './errors';
 import { ReqState, type RpiRequest } from './rpi/request';
-import { Status } from './status';
+import { Status, statusOf } from './status';
 
 /** How one pass of a request is started; implemented by the communicator. */
 export interface RequestOp {
@@ -89,14 +89,7 @@ export class Request<T = Status> {
 
   private onDone(r: RpiRequest): void {
     if (r.state !== ReqState.DONE || this.phase !== 'active') return;
-    const st = new Status();
-    st.source = r.stSource;
-    st.tag = r.stTag;
-    st.byteLength = r.stLength;
-    st.kind = r.stKind;
-    st.cancelled = r.cancelled;
-    st.elementBytes = this.op.elementBytes;
-    st.error = r.error;
+    const st = statusOf(r, this.op.elementBytes);
     this.err = r.error;
     if (this.op.object && !r.error && !r.cancelled) {
       try {

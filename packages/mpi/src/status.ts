@@ -2,6 +2,7 @@ import { ANY_SOURCE, ANY_TAG, UNDEFINED } from './constants';
 import type { BufferLike } from './data';
 import { DataKind, elementSize, kindName } from './data';
 import type { MpiError } from './errors';
+import type { RpiRequest } from './rpi/request';
 
 type ElementType = { BYTES_PER_ELEMENT: number } | BufferLike;
 
@@ -69,4 +70,17 @@ export class Status {
   clone(): Status {
     return Object.assign(new Status(), this);
   }
+}
+
+/** The public status of a done request; counts in `elementBytes` (0: the sender's element type). */
+export function statusOf(req: RpiRequest, elementBytes: number): Status {
+  const st = new Status();
+  st.source = req.stSource;
+  st.tag = req.stTag;
+  st.byteLength = req.stLength;
+  st.kind = req.stKind;
+  st.cancelled = req.cancelled;
+  st.elementBytes = elementBytes;
+  st.error = req.error;
+  return st;
 }

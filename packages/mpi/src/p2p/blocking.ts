@@ -7,8 +7,9 @@ import { ErrorClass, MpiError } from '../errors';
 import type { RpiRequest } from '../rpi/request';
 import { ReqFlag, ReqMark, ReqState, ReqType } from '../rpi/request';
 import type { Status } from '../status';
+import { statusOf } from '../status';
 import type { SendMode } from './request-fill';
-import { fillRecv, fillSend, MODE_TYPE, procNullStatus, statusOf } from './request-fill';
+import { fillRecv, fillSend, MODE_TYPE, procNullStatus } from './request-fill';
 
 /**
  * The blocking point-to-point calls (`MPI_Send` and its modes, `MPI_Recv`, `MPI_Probe`) on

@@ -60,19 +60,6 @@ export function fillRecv(
   req.seq = 0;
 }
 
-/** The public status of a done request; counts in `elementBytes` (0: the sender's element type). */
-export function statusOf(req: RpiRequest, elementBytes: number): Status {
-  const st = new Status();
-  st.source = req.stSource;
-  st.tag = req.stTag;
-  st.byteLength = req.stLength;
-  st.kind = req.stKind;
-  st.cancelled = req.cancelled;
-  st.elementBytes = elementBytes;
-  st.error = req.error;
-  return st;
-}
-
 /** The status of a call with PROC_NULL as its peer. */
 export function procNullStatus(): Status {
   const st = new Status();
