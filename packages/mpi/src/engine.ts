@@ -286,6 +286,8 @@ export class Engine implements RpiHost {
     this.verbose(0, error.message);
     for (const req of this.active()) {
       if (req.proc === proc) {
+        // A receive naming the dead peer leaves the queue: nothing may match it any more.
+        if (req.type === ReqType.RECV) this.matcher.unpost(req);
         req.error = error;
         this.complete(req);
       }

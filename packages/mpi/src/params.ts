@@ -10,7 +10,7 @@ export const MPI_BASE_PARAMS = {
   rpi_base_fast: {
     type: 'boolean',
     default: true,
-    help: 'Use the rpi module fast send/receive paths (Ch. 5.1.7) for blocking calls when no request is active',
+    help: 'Use the rpi module fast send path (Ch. 5.1.7) for blocking sends when no request is active (a blocking receive of a message already here never waits: the MPI layer matches it)',
   },
   mpi_base_init_timeout: {
     type: 'int',
