@@ -1,0 +1,119 @@
+import type { CollActions, CollComm, NumericArray, ReduceOp } from '@ssi/mpi';
+import { allgatherRecursiveDoubling, allgatherRing } from './allgather';
+import { allreduceRabenseifner, allreduceRecursiveDoubling, allreduceRing } from './allreduce';
+import { alltoallLinear, alltoallPairwise } from './alltoall';
+import { barrierDissemination, barrierRecursiveDoubling } from './barrier';
+import { bcastBinomial, bcastScatterAllgather, makeBcastChain } from './bcast';
+import type { Decisions } from './decisions';
+import { reduceBinomial } from './reduce';
+import { isPowerOfTwo } from './virtual';
+
+type Bcast = NonNullable<CollActions['bcast']>;
+type Allreduce = NonNullable<CollActions['allreduce']>;
+type Allgather = NonNullable<CollActions['allgather']>;
+type Alltoall = NonNullable<CollActions['alltoall']>;
+
+function chooseBcast(size: number, d: Decisions): Bcast {
+  const chain = makeBcastChain(d.bcastSegment);
+  switch (d.algorithm.bcast) {
+    case 'binomial':
+      return bcastBinomial;
+    case 'scatter_allgather':
+      return bcastScatterAllgather;
+    case 'chain':
+      return chain;
+    default:
+      // On 2 processes the binomial tree is one message: nothing beats it.
+      if (size <= 2) return bcastBinomial;
+      return (comm, buf, root) =>
+        (buf.length >= d.bcastLarge ? bcastScatterAllgather : bcastBinomial)(comm, buf, root);
+  }
+}
+
+/**
+ * The ring reorders operands, so a non-commutative operator gets Rabenseifner (which keeps rank
+ * order) instead, whatever was asked for.
+ */
+function ringOr(op: ReduceOp): Allreduce {
+  return op.commutative ? allreduceRing : allreduceRabenseifner;
+}
+
+function chooseAllreduce(size: number, d: Decisions): Allreduce {
+  switch (d.algorithm.allreduce) {
+    case 'recursive_doubling':
+      return allreduceRecursiveDoubling;
+    case 'rabenseifner':
+      return allreduceRabenseifner;
+    case 'ring':
+      return (comm, send, recv, op) => ringOr(op)(comm, send, recv, op);
+    default:
+      return (comm, send, recv: NumericArray, op) => {
+        if (recv.byteLength < d.allreduceLarge) {
+          return allreduceRecursiveDoubling(comm, send, recv, op);
+        }
+        const large = isPowerOfTwo(size) ? allreduceRabenseifner : ringOr(op);
+        return large(comm, send, recv, op);
+      };
+  }
+}
+
+function chooseAllgather(size: number, d: Decisions): Allgather {
+  // Recursive doubling needs a power of two; on other sizes the ring serves every request.
+  if (!isPowerOfTwo(size)) return allgatherRing;
+  switch (d.algorithm.allgather) {
+    case 'recursive_doubling':
+      return allgatherRecursiveDoubling;
+    case 'ring':
+      return allgatherRing;
+    default:
+      return (comm, send, recv) =>
+        (recv.length < d.allgatherLarge ? allgatherRecursiveDoubling : allgatherRing)(
+          comm,
+          send,
+          recv,
+        );
+  }
+}
+
+function chooseAlltoall(size: number, d: Decisions): Alltoall {
+  switch (d.algorithm.alltoall) {
+    case 'linear':
+      return alltoallLinear;
+    case 'pairwise':
+      return alltoallPairwise;
+    default:
+      return (comm: CollComm, send, recv) =>
+        (recv.length / size < d.alltoallLarge ? alltoallLinear : alltoallPairwise)(
+          comm,
+          send,
+          recv,
+        );
+  }
+}
+
+/**
+ * The collectives tuned provides for a communicator of `size` processes. Forced algorithms are
+ * fixed here; `auto` chooses per call by the buffer's size. Everything else (gather, scatter,
+ * the v- and w-variants, reduce-scatter, scans, intercommunicators) falls back to lam_basic
+ * through the framework.
+ */
+export function actionsFor(size: number, d: Decisions): CollActions {
+  return {
+    barrier:
+      d.algorithm.barrier === 'recursive_doubling'
+        ? barrierRecursiveDoubling
+        : barrierDissemination,
+    bcast: chooseBcast(size, d),
+    // Same association as recursive doubling: reduce and allreduce agree bit for bit.
+    reduce: reduceBinomial,
+    allreduce: chooseAllreduce(size, d),
+    allgather: chooseAllgather(size, d),
+    alltoall: chooseAlltoall(size, d),
+    // Layered on point-to-point, tuned keeps no messages of its own between calls: the rpi
+    // drains the network at a checkpoint, so no phase has anything to do (App. D.2.4).
+    interrupt() {},
+    checkpoint() {},
+    continue() {},
+    restart() {},
+  };
+}

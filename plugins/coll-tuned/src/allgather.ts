@@ -1,0 +1,59 @@
+import type { CollComm } from '@ssi/mpi';
+import { blockOf } from './buffers';
+import { Tag } from './tags';
+
+/** Puts this rank's block in place (unless it already is: MPI_IN_PLACE). */
+function placeOwn(comm: CollComm, send: Uint8Array | null, recv: Uint8Array): void {
+  if (send !== null) blockOf(recv, comm.coll.rank, comm.coll.size).set(send);
+}
+
+/**
+ * Recursive-doubling allgather (power-of-two sizes only; `actions.ts` uses the ring otherwise):
+ * in round k, rank r swaps the 2^k blocks it has, an aligned run, with r ^ 2^k. log2(n)
+ * latencies.
+ */
+export async function allgatherRecursiveDoubling(
+  comm: CollComm,
+  send: Uint8Array | null,
+  recv: Uint8Array,
+): Promise<void> {
+  placeOwn(comm, send, recv);
+  const c = comm.coll;
+  const block = recv.length / c.size;
+  const run = (first: number, blocks: number) =>
+    recv.subarray(first * block, (first + blocks) * block);
+  for (let mask = 1; mask < c.size; mask *= 2) {
+    const peer = c.rank ^ mask;
+    const mine = c.rank & ~(mask - 1);
+    const theirs = peer & ~(mask - 1);
+    await c.sendrecv(run(mine, mask), peer, Tag.ALLGATHER, run(theirs, mask), peer, Tag.ALLGATHER);
+  }
+}
+
+/**
+ * Ring allgather, any n: in step s every rank passes the block it received in step s - 1 to its
+ * right neighbour. n - 1 latencies, each link carries every block once: best for large blocks.
+ */
+export async function allgatherRing(
+  comm: CollComm,
+  send: Uint8Array | null,
+  recv: Uint8Array,
+): Promise<void> {
+  placeOwn(comm, send, recv);
+  const c = comm.coll;
+  const n = c.size;
+  const right = (c.rank + 1) % n;
+  const left = (c.rank - 1 + n) % n;
+  for (let s = 0; s < n - 1; s++) {
+    const out = (c.rank - s + n) % n;
+    const into = (c.rank - s - 1 + n) % n;
+    await c.sendrecv(
+      blockOf(recv, out, n),
+      right,
+      Tag.ALLGATHER,
+      blockOf(recv, into, n),
+      left,
+      Tag.ALLGATHER,
+    );
+  }
+}

@@ -1,0 +1,168 @@
+import type { CollComm, NumericArray, ReduceOp } from '@ssi/mpi';
+import { similar, slice } from './buffers';
+import { foldExtras } from './reduce';
+import { Tag } from './tags';
+import { realOf, virtualOf } from './virtual';
+
+/** An allreduce whose operand is already in `acc` (the receive buffer). */
+type InPlace = (comm: CollComm, acc: NumericArray, op: ReduceOp) => Promise<void>;
+
+/** Copies the operand into `recv` (unless in place) and runs `body` there. */
+export function onReceiveBuffer(body: InPlace) {
+  return async (
+    comm: CollComm,
+    send: NumericArray | null,
+    recv: NumericArray,
+    op: ReduceOp,
+  ): Promise<void> => {
+    if (send !== null) recv.set(send as never);
+    if (comm.coll.size > 1) await body(comm, recv, op);
+  };
+}
+
+/** Combines `theirs` into `acc` with the lower rank's operand first. */
+function combine(op: ReduceOp, acc: NumericArray, theirs: NumericArray, theyAreLower: boolean) {
+  if (theyAreLower) op.apply(theirs, acc, acc);
+  else op.apply(acc, theirs, acc);
+}
+
+/**
+ * Runs `body` on the virtual ranks (`virtual.ts`): extra ranks fold in first and get the result
+ * from their even neighbour at the end.
+ */
+async function withExtrasFolded(
+  comm: CollComm,
+  acc: NumericArray,
+  op: ReduceOp,
+  body: (v: number, p: number, rem: number, scratch: NumericArray) => Promise<void>,
+): Promise<void> {
+  const c = comm.coll;
+  const scratch = similar(acc);
+  const { p, rem } = virtualOf(c.rank, c.size);
+  const v = await foldExtras(comm, acc, () => scratch, op, Tag.ALLREDUCE);
+  if (v < 0) {
+    await c.recv(acc, c.rank - 1, Tag.ALLREDUCE);
+    return;
+  }
+  await body(v, p, rem, scratch);
+  if (c.rank < 2 * rem) await c.send(acc, c.rank + 1, Tag.ALLREDUCE);
+}
+
+/**
+ * Recursive doubling: virtual rank v swaps its whole vector with v ^ 2^k in round k and combines,
+ * lower rank first. log2(p) latencies, the best for small vectors. Rank order is kept.
+ */
+export const allreduceRecursiveDoubling = onReceiveBuffer((comm, acc, op) =>
+  withExtrasFolded(comm, acc, op, async (v, p, rem, scratch) => {
+    const c = comm.coll;
+    for (let mask = 1; mask < p; mask *= 2) {
+      const partner = v ^ mask;
+      const peer = realOf(partner, rem);
+      await c.sendrecv(acc, peer, Tag.ALLREDUCE, scratch, peer, Tag.ALLREDUCE);
+      combine(op, acc, scratch, partner < v);
+    }
+  }),
+);
+
+interface HalvingStep {
+  peer: number;
+  keep: [number, number];
+  give: [number, number];
+}
+
+/**
+ * Rabenseifner's allreduce for large vectors: a reduce-scatter by recursive halving (round k:
+ * swap half of the current range with v ^ 2^k, keep and combine the other half), then an
+ * allgather retracing the rounds backwards. Each process moves about 2 times the vector instead
+ * of log2(p) times. Round k combines aligned groups of 2^k ranks, lower group first: the same
+ * association as recursive doubling, rank order kept.
+ */
+export const allreduceRabenseifner = onReceiveBuffer((comm, acc, op) =>
+  withExtrasFolded(comm, acc, op, async (v, p, rem, scratch) => {
+    const c = comm.coll;
+    const steps: HalvingStep[] = [];
+    let lo = 0;
+    let hi = acc.length;
+    for (let mask = 1; mask < p; mask *= 2) {
+      const partner = v ^ mask;
+      const mid = lo + Math.floor((hi - lo) / 2);
+      const lower = v < partner;
+      const step: HalvingStep = {
+        peer: realOf(partner, rem),
+        keep: lower ? [lo, mid] : [mid, hi],
+        give: lower ? [mid, hi] : [lo, mid],
+      };
+      const mine = slice(acc, ...step.keep);
+      const theirs = slice(scratch, ...step.keep);
+      await c.sendrecv(
+        slice(acc, ...step.give),
+        step.peer,
+        Tag.ALLREDUCE_SCATTER,
+        theirs,
+        step.peer,
+        Tag.ALLREDUCE_SCATTER,
+      );
+      combine(op, mine, theirs, !lower);
+      steps.push(step);
+      [lo, hi] = step.keep;
+    }
+    for (const step of steps.reverse()) {
+      await c.sendrecv(
+        slice(acc, ...step.keep),
+        step.peer,
+        Tag.ALLREDUCE_GATHER,
+        slice(acc, ...step.give),
+        step.peer,
+        Tag.ALLREDUCE_GATHER,
+      );
+    }
+  }),
+);
+
+/**
+ * Ring allreduce for large vectors on any n: n - 1 steps of reduce-scatter around the ring, then
+ * n - 1 steps of allgather; every process sends about 2 (n-1)/n of the vector, never more than
+ * one block at a time. Block j is combined in ring order starting after rank j, so this is only
+ * used for commutative operators (`actions.ts` falls back to Rabenseifner otherwise). Each block
+ * is combined by one process and copied to the others: every rank gets the same bits.
+ */
+export const allreduceRing = onReceiveBuffer(async (comm, acc, op) => {
+  const c = comm.coll;
+  const n = c.size;
+  const r = c.rank;
+  const base = Math.floor(acc.length / n);
+  const extra = acc.length % n;
+  // Block j: the first `extra` blocks get one element more.
+  const start = (j: number) => j * base + Math.min(j, extra);
+  const block = (a: NumericArray, j: number) => slice(a, start(j), start(j + 1));
+  const scratch = similar(acc, base + (extra > 0 ? 1 : 0));
+  const right = (r + 1) % n;
+  const left = (r - 1 + n) % n;
+  for (let s = 0; s < n - 1; s++) {
+    const out = (r - s + n) % n;
+    const into = (r - s - 1 + n) % n;
+    const mine = block(acc, into);
+    const theirs = slice(scratch, 0, mine.length);
+    await c.sendrecv(
+      block(acc, out),
+      right,
+      Tag.ALLREDUCE_SCATTER,
+      theirs,
+      left,
+      Tag.ALLREDUCE_SCATTER,
+    );
+    op.apply(theirs, mine, mine);
+  }
+  for (let s = 0; s < n - 1; s++) {
+    const out = (r + 1 - s + n) % n;
+    const into = (r - s + n) % n;
+    await c.sendrecv(
+      block(acc, out),
+      right,
+      Tag.ALLREDUCE_GATHER,
+      block(acc, into),
+      left,
+      Tag.ALLREDUCE_GATHER,
+    );
+  }
+});

@@ -1,0 +1,126 @@
+import type { ParamRegistry, ParamSpec } from '@ssi/core';
+import { SsiError } from '@ssi/core';
+
+/** The algorithms each collective may be forced to; `auto` chooses by size per call. */
+export const ALGORITHM_CHOICES = {
+  barrier: ['auto', 'dissemination', 'recursive_doubling'],
+  bcast: ['auto', 'binomial', 'scatter_allgather', 'chain'],
+  allreduce: ['auto', 'recursive_doubling', 'rabenseifner', 'ring'],
+  allgather: ['auto', 'recursive_doubling', 'ring'],
+  alltoall: ['auto', 'linear', 'pairwise'],
+} as const;
+
+type Collective = keyof typeof ALGORITHM_CHOICES;
+export type Algorithms = { [C in Collective]: (typeof ALGORITHM_CHOICES)[C][number] };
+
+/** What `auto` decides with, and what the user forced. Sizes in bytes. */
+export interface Decisions {
+  algorithm: Algorithms;
+  /** bcast: scatter-allgather from this buffer size on (on more than 2 processes). */
+  bcastLarge: number;
+  /** bcast: segment size of the pipelined chain. */
+  bcastSegment: number;
+  /** allreduce: Rabenseifner or ring from this vector size on, recursive doubling below. */
+  allreduceLarge: number;
+  /** allgather: ring from this total (all blocks) size on, recursive doubling below. */
+  allgatherLarge: number;
+  /** alltoall: pairwise exchange from this block (per pair) size on, linear below. */
+  alltoallLarge: number;
+}
+
+const algorithmParam = (c: Collective, auto: string): ParamSpec => ({
+  type: 'string',
+  default: 'auto',
+  help: `${c} algorithm: ${ALGORITHM_CHOICES[c].join(', ')} (auto: ${auto})`,
+});
+
+const bytesParam = (value: number, help: string): ParamSpec => ({
+  type: 'int',
+  default: value,
+  help,
+});
+
+/** The module's parameters (`coll_tuned_<name>`), as `laminfo --param coll tuned` shows them. */
+export const TUNED_PARAMS = {
+  priority: {
+    type: 'int',
+    default: 30,
+    help: 'Priority of the tuned coll module (0-100); above lam_basic (10)',
+  },
+  barrier_algorithm: algorithmParam('barrier', 'dissemination'),
+  bcast_algorithm: algorithmParam(
+    'bcast',
+    'binomial, scatter_allgather from bcast_large_bytes on more than 2 processes',
+  ),
+  allreduce_algorithm: algorithmParam(
+    'allreduce',
+    'recursive_doubling, from allreduce_large_bytes on ring for commutative operators on a ' +
+      'non-power-of-two size, else rabenseifner',
+  ),
+  allgather_algorithm: algorithmParam(
+    'allgather',
+    'recursive_doubling on a power-of-two size below allgather_large_bytes, else ring',
+  ),
+  alltoall_algorithm: algorithmParam('alltoall', 'linear, pairwise from alltoall_large_bytes'),
+  bcast_large_bytes: bytesParam(
+    262_144,
+    'bcast: buffer size (bytes) from which auto uses scatter_allgather',
+  ),
+  bcast_segment_bytes: bytesParam(65_536, 'bcast: segment size (bytes) of the chain algorithm'),
+  allreduce_large_bytes: bytesParam(
+    65_536,
+    'allreduce: vector size (bytes) from which auto leaves recursive_doubling',
+  ),
+  allgather_large_bytes: bytesParam(
+    65_536,
+    'allgather: total size of all blocks (bytes) from which auto uses ring',
+  ),
+  alltoall_large_bytes: bytesParam(
+    65_536,
+    'alltoall: block size per pair (bytes) from which auto uses pairwise',
+  ),
+} satisfies Record<string, ParamSpec>;
+
+const full = (name: keyof typeof TUNED_PARAMS) => `coll_tuned_${name}`;
+
+function readAlgorithm<C extends Collective>(params: ParamRegistry, c: C): Algorithms[C] {
+  const name = full(`${c}_algorithm`);
+  const value = String(params.get(name));
+  const choices: readonly string[] = ALGORITHM_CHOICES[c];
+  if (!choices.includes(value)) {
+    throw new SsiError(
+      'BAD_PARAM',
+      `${name} is "${value}"; expected one of ${choices.join(', ')} (--ssi ${name} <algorithm>)`,
+    );
+  }
+  return value as Algorithms[C];
+}
+
+function readBytes(params: ParamRegistry, name: keyof typeof TUNED_PARAMS, least: number): number {
+  const value = Number(params.get(full(name)));
+  if (!Number.isInteger(value) || value < least) {
+    throw new SsiError(
+      'BAD_PARAM',
+      `${full(name)} is ${params.get(full(name))}; expected a whole number of bytes >= ${least}`,
+    );
+  }
+  return value;
+}
+
+/** The decisions for one communicator, read once in `init`; bad values are errors. */
+export function readDecisions(params: ParamRegistry): Decisions {
+  return {
+    algorithm: {
+      barrier: readAlgorithm(params, 'barrier'),
+      bcast: readAlgorithm(params, 'bcast'),
+      allreduce: readAlgorithm(params, 'allreduce'),
+      allgather: readAlgorithm(params, 'allgather'),
+      alltoall: readAlgorithm(params, 'alltoall'),
+    },
+    bcastLarge: readBytes(params, 'bcast_large_bytes', 0),
+    bcastSegment: readBytes(params, 'bcast_segment_bytes', 1),
+    allreduceLarge: readBytes(params, 'allreduce_large_bytes', 0),
+    allgatherLarge: readBytes(params, 'allgather_large_bytes', 0),
+    alltoallLarge: readBytes(params, 'alltoall_large_bytes', 0),
+  };
+}

@@ -1,0 +1,78 @@
+import type { CollComm, NumericArray, ReduceOp } from '@ssi/mpi';
+import { copyOf, similar } from './buffers';
+import { Tag } from './tags';
+import { realOf, virtualOf } from './virtual';
+
+/**
+ * Folds the extra ranks into their even neighbours (see `virtual.ts`): the odd rank of a pair
+ * sends `acc`, the even one computes acc = acc op theirs (its own operand first: rank order).
+ * Returns this process's virtual rank, -1 when it handed its operand over.
+ */
+export async function foldExtras(
+  comm: CollComm,
+  acc: NumericArray,
+  scratch: () => NumericArray,
+  op: ReduceOp,
+  tag: number,
+): Promise<number> {
+  const c = comm.coll;
+  const { rem, v } = virtualOf(c.rank, c.size);
+  if (c.rank >= 2 * rem) return v;
+  if (v < 0) {
+    await c.send(acc, c.rank - 1, tag);
+    return v;
+  }
+  const theirs = scratch();
+  await c.recv(theirs, c.rank + 1, tag);
+  op.apply(acc, theirs, acc);
+  return v;
+}
+
+/**
+ * Binomial reduce along the recursive-doubling structure: extra ranks fold in, then virtual rank
+ * v receives from v + 2^k while bit k of v is clear and sends to v - 2^k at its lowest set bit.
+ * Operands combine in exactly the association of `allreduceRecursiveDoubling` (contiguous,
+ * aligned groups, lower group first), so reduce and allreduce give the same bits and
+ * non-commutative operators stay in rank order. The result lands at rank 0 and goes to the
+ * root from there.
+ */
+export async function reduceBinomial(
+  comm: CollComm,
+  send: NumericArray | null,
+  recv: NumericArray | null,
+  op: ReduceOp,
+  root: number,
+): Promise<void> {
+  const c = comm.coll;
+  const isRoot = c.rank === root;
+  // The root accumulates in its receive buffer, everybody else in a copy of its operand.
+  let acc: NumericArray;
+  if (isRoot) {
+    acc = recv!;
+    if (send !== null) acc.set(send as never);
+  } else acc = copyOf(send!);
+  if (c.size === 1) return;
+  let spare: NumericArray | undefined;
+  const scratch = () => {
+    spare ??= similar(acc);
+    return spare;
+  };
+  const { p, rem } = virtualOf(c.rank, c.size);
+  const v = await foldExtras(comm, acc, scratch, op, Tag.REDUCE);
+  if (v >= 0) {
+    for (let mask = 1; mask < p; mask *= 2) {
+      if (v & mask) {
+        await c.send(acc, realOf(v - mask, rem), Tag.REDUCE);
+        break;
+      }
+      if (v + mask < p) {
+        const theirs = scratch();
+        await c.recv(theirs, realOf(v + mask, rem), Tag.REDUCE);
+        op.apply(acc, theirs, acc);
+      }
+    }
+  }
+  if (root === 0) return;
+  if (c.rank === 0) await c.send(acc, root, Tag.REDUCE);
+  else if (isRoot) await c.recv(recv!, 0, Tag.REDUCE);
+}
