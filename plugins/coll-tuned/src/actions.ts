@@ -6,6 +6,7 @@ import { barrierDissemination, barrierRecursiveDoubling } from './barrier';
 import { bcastBinomial, bcastScatterAllgather, makeBcastChain } from './bcast';
 import type { Decisions } from './decisions';
 import { reduceBinomial } from './reduce';
+import { splitUnit } from './split';
 import { isPowerOfTwo } from './virtual';
 
 type Bcast = NonNullable<CollActions['bcast']>;
@@ -31,11 +32,12 @@ function chooseBcast(size: number, d: Decisions): Bcast {
 }
 
 /**
- * The ring reorders operands, so a non-commutative operator gets Rabenseifner (which keeps rank
- * order) instead, whatever was asked for.
+ * Rabenseifner and the ring cut the vector, and the ring reorders operands: both only for
+ * built-in operators (commutative, element by element; `split.ts`). A user-defined operator gets
+ * recursive doubling, which keeps vectors whole and operands in rank order, whatever was asked.
  */
-function ringOr(op: ReduceOp): Allreduce {
-  return op.commutative ? allreduceRing : allreduceRabenseifner;
+function cutting(algorithm: Allreduce, op: ReduceOp): Allreduce {
+  return splitUnit(op) > 0 && op.commutative ? algorithm : allreduceRecursiveDoubling;
 }
 
 function chooseAllreduce(size: number, d: Decisions): Allreduce {
@@ -43,16 +45,16 @@ function chooseAllreduce(size: number, d: Decisions): Allreduce {
     case 'recursive_doubling':
       return allreduceRecursiveDoubling;
     case 'rabenseifner':
-      return allreduceRabenseifner;
+      return (comm, send, recv, op) => cutting(allreduceRabenseifner, op)(comm, send, recv, op);
     case 'ring':
-      return (comm, send, recv, op) => ringOr(op)(comm, send, recv, op);
+      return (comm, send, recv, op) => cutting(allreduceRing, op)(comm, send, recv, op);
     default:
       return (comm, send, recv: NumericArray, op) => {
         if (recv.byteLength < d.allreduceLarge) {
           return allreduceRecursiveDoubling(comm, send, recv, op);
         }
-        const large = isPowerOfTwo(size) ? allreduceRabenseifner : ringOr(op);
-        return large(comm, send, recv, op);
+        const large = isPowerOfTwo(size) ? allreduceRabenseifner : allreduceRing;
+        return cutting(large, op)(comm, send, recv, op);
       };
   }
 }

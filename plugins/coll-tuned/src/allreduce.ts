@@ -1,11 +1,15 @@
 import type { CollComm, NumericArray, ReduceOp } from '@ssi/mpi';
 import { similar, slice } from './buffers';
 import { foldExtras } from './reduce';
+import { splitUnit } from './split';
 import { Tag } from './tags';
 import { realOf, virtualOf } from './virtual';
 
 /** An allreduce whose operand is already in `acc` (the receive buffer). */
 type InPlace = (comm: CollComm, acc: NumericArray, op: ReduceOp) => Promise<void>;
+
+/** Rounds `count` elements down to whole units of `op` (`split.ts`). */
+const inUnits = (count: number, unit: number) => count - (count % unit);
 
 /** Copies the operand into `recv` (unless in place) and runs `body` there. */
 export function onReceiveBuffer(body: InPlace) {
@@ -75,7 +79,8 @@ interface HalvingStep {
  * swap half of the current range with v ^ 2^k, keep and combine the other half), then an
  * allgather retracing the rounds backwards. Each process moves about 2 times the vector instead
  * of log2(p) times. Round k combines aligned groups of 2^k ranks, lower group first: the same
- * association as recursive doubling, rank order kept.
+ * association as recursive doubling, rank order kept. Built-in operators only: the vector is cut
+ * (`split.ts`).
  */
 export const allreduceRabenseifner = onReceiveBuffer((comm, acc, op) =>
   withExtrasFolded(comm, acc, op, async (v, p, rem, scratch) => {
@@ -85,7 +90,7 @@ export const allreduceRabenseifner = onReceiveBuffer((comm, acc, op) =>
     let hi = acc.length;
     for (let mask = 1; mask < p; mask *= 2) {
       const partner = v ^ mask;
-      const mid = lo + Math.floor((hi - lo) / 2);
+      const mid = lo + inUnits(Math.floor((hi - lo) / 2), splitUnit(op));
       const lower = v < partner;
       const step: HalvingStep = {
         peer: realOf(partner, rem),
@@ -123,19 +128,21 @@ export const allreduceRabenseifner = onReceiveBuffer((comm, acc, op) =>
  * Ring allreduce for large vectors on any n: n - 1 steps of reduce-scatter around the ring, then
  * n - 1 steps of allgather; every process sends about 2 (n-1)/n of the vector, never more than
  * one block at a time. Block j is combined in ring order starting after rank j, so this is only
- * used for commutative operators (`actions.ts` falls back to Rabenseifner otherwise). Each block
+ * used for built-in operators (commutative, and the vector may be cut: `split.ts`). Each block
  * is combined by one process and copied to the others: every rank gets the same bits.
  */
 export const allreduceRing = onReceiveBuffer(async (comm, acc, op) => {
   const c = comm.coll;
   const n = c.size;
   const r = c.rank;
-  const base = Math.floor(acc.length / n);
-  const extra = acc.length % n;
-  // Block j: the first `extra` blocks get one element more.
-  const start = (j: number) => j * base + Math.min(j, extra);
+  const unit = splitUnit(op);
+  const units = acc.length / unit;
+  const base = Math.floor(units / n);
+  const extra = units % n;
+  // Block j: the first `extra` blocks get one unit more.
+  const start = (j: number) => (j * base + Math.min(j, extra)) * unit;
   const block = (a: NumericArray, j: number) => slice(a, start(j), start(j + 1));
-  const scratch = similar(acc, base + (extra > 0 ? 1 : 0));
+  const scratch = similar(acc, (base + (extra > 0 ? 1 : 0)) * unit);
   const right = (r + 1) % n;
   const left = (r - 1 + n) % n;
   for (let s = 0; s < n - 1; s++) {

@@ -54,8 +54,8 @@ export const TUNED_PARAMS = {
   ),
   allreduce_algorithm: algorithmParam(
     'allreduce',
-    'recursive_doubling, from allreduce_large_bytes on ring for commutative operators on a ' +
-      'non-power-of-two size, else rabenseifner',
+    'recursive_doubling; from allreduce_large_bytes on, for built-in operators, rabenseifner on ' +
+      'a power-of-two size, else ring (user-defined operators: always recursive_doubling)',
   ),
   allgather_algorithm: algorithmParam(
     'allgather',
