@@ -5,12 +5,13 @@ import { alltoallLinear, alltoallPairwise } from './alltoall';
 import { barrierDissemination, barrierRecursiveDoubling } from './barrier';
 import { bcastBinomial, bcastScatterAllgather, makeBcastChain } from './bcast';
 import type { Decisions } from './decisions';
-import { reduceBinomial } from './reduce';
+import { reduceBinomial, reduceRing } from './reduce';
 import { splitUnit } from './split';
 import { isPowerOfTwo } from './virtual';
 
 type Bcast = NonNullable<CollActions['bcast']>;
 type Allreduce = NonNullable<CollActions['allreduce']>;
+type Reduce = NonNullable<CollActions['reduce']>;
 type Allgather = NonNullable<CollActions['allgather']>;
 type Alltoall = NonNullable<CollActions['alltoall']>;
 
@@ -31,32 +32,45 @@ function chooseBcast(size: number, d: Decisions): Bcast {
   }
 }
 
+type AllreduceKind = 'recursive_doubling' | 'rabenseifner' | 'ring';
+
 /**
- * Rabenseifner and the ring cut the vector, and the ring reorders operands: both only for
- * built-in operators (commutative, element by element; `split.ts`). A user-defined operator gets
- * recursive doubling, which keeps vectors whole and operands in rank order, whatever was asked.
+ * Which allreduce runs for `op` on `bytes`. Rabenseifner and the ring cut the vector, and the
+ * ring reorders operands: both only for built-in operators (commutative, element by element;
+ * `split.ts`). A user-defined operator gets recursive doubling, which keeps vectors whole and
+ * operands in rank order, whatever was asked.
  */
-function cutting(algorithm: Allreduce, op: ReduceOp): Allreduce {
-  return splitUnit(op) > 0 && op.commutative ? algorithm : allreduceRecursiveDoubling;
+function allreduceKind(size: number, d: Decisions, op: ReduceOp, bytes: number): AllreduceKind {
+  const cuttable = splitUnit(op) > 0 && op.commutative;
+  const asked = d.algorithm.allreduce;
+  if (!cuttable || asked === 'recursive_doubling') return 'recursive_doubling';
+  if (asked !== 'auto') return asked;
+  if (bytes < d.allreduceLarge) return 'recursive_doubling';
+  return isPowerOfTwo(size) ? 'rabenseifner' : 'ring';
 }
 
+const ALLREDUCE: Record<AllreduceKind, Allreduce> = {
+  recursive_doubling: allreduceRecursiveDoubling,
+  rabenseifner: allreduceRabenseifner,
+  ring: allreduceRing,
+};
+
 function chooseAllreduce(size: number, d: Decisions): Allreduce {
-  switch (d.algorithm.allreduce) {
-    case 'recursive_doubling':
-      return allreduceRecursiveDoubling;
-    case 'rabenseifner':
-      return (comm, send, recv, op) => cutting(allreduceRabenseifner, op)(comm, send, recv, op);
-    case 'ring':
-      return (comm, send, recv, op) => cutting(allreduceRing, op)(comm, send, recv, op);
-    default:
-      return (comm, send, recv: NumericArray, op) => {
-        if (recv.byteLength < d.allreduceLarge) {
-          return allreduceRecursiveDoubling(comm, send, recv, op);
-        }
-        const large = isPowerOfTwo(size) ? allreduceRabenseifner : allreduceRing;
-        return cutting(large, op)(comm, send, recv, op);
-      };
-  }
+  return (comm, send, recv: NumericArray, op) =>
+    ALLREDUCE[allreduceKind(size, d, op, recv.byteLength)](comm, send, recv, op);
+}
+
+/**
+ * Reduce follows allreduce's choice so both give the same bits for the same operands: the ring
+ * where allreduce takes the ring, else the binomial tree (recursive doubling's and
+ * Rabenseifner's association).
+ */
+function chooseReduce(size: number, d: Decisions): Reduce {
+  return (comm, send, recv, op, root) => {
+    const bytes = (send ?? recv)!.byteLength;
+    const ring = allreduceKind(size, d, op, bytes) === 'ring';
+    return (ring ? reduceRing : reduceBinomial)(comm, send, recv, op, root);
+  };
 }
 
 function chooseAllgather(size: number, d: Decisions): Allgather {
@@ -106,8 +120,7 @@ export function actionsFor(size: number, d: Decisions): CollActions {
         ? barrierRecursiveDoubling
         : barrierDissemination,
     bcast: chooseBcast(size, d),
-    // Same association as recursive doubling: reduce and allreduce agree bit for bit.
-    reduce: reduceBinomial,
+    reduce: chooseReduce(size, d),
     allreduce: chooseAllreduce(size, d),
     allgather: chooseAllgather(size, d),
     alltoall: chooseAlltoall(size, d),

@@ -1,6 +1,8 @@
 import type { CollComm, NumericArray, ReduceOp } from '@ssi/mpi';
 import { similar, slice } from './buffers';
+import { recvOperand, swapOperands } from './exchange';
 import { foldExtras } from './reduce';
+import { ringBlocks, ringReduceScatter } from './ring';
 import { splitUnit } from './split';
 import { Tag } from './tags';
 import { realOf, virtualOf } from './virtual';
@@ -45,7 +47,7 @@ async function withExtrasFolded(
   const { p, rem } = virtualOf(c.rank, c.size);
   const v = await foldExtras(comm, acc, () => scratch, op, Tag.ALLREDUCE);
   if (v < 0) {
-    await c.recv(acc, c.rank - 1, Tag.ALLREDUCE);
+    await recvOperand(comm, acc, c.rank - 1, Tag.ALLREDUCE);
     return;
   }
   await body(v, p, rem, scratch);
@@ -58,11 +60,10 @@ async function withExtrasFolded(
  */
 export const allreduceRecursiveDoubling = onReceiveBuffer((comm, acc, op) =>
   withExtrasFolded(comm, acc, op, async (v, p, rem, scratch) => {
-    const c = comm.coll;
     for (let mask = 1; mask < p; mask *= 2) {
       const partner = v ^ mask;
       const peer = realOf(partner, rem);
-      await c.sendrecv(acc, peer, Tag.ALLREDUCE, scratch, peer, Tag.ALLREDUCE);
+      await swapOperands(comm, acc, peer, scratch, peer, Tag.ALLREDUCE);
       combine(op, acc, scratch, partner < v);
     }
   }),
@@ -84,7 +85,6 @@ interface HalvingStep {
  */
 export const allreduceRabenseifner = onReceiveBuffer((comm, acc, op) =>
   withExtrasFolded(comm, acc, op, async (v, p, rem, scratch) => {
-    const c = comm.coll;
     const steps: HalvingStep[] = [];
     let lo = 0;
     let hi = acc.length;
@@ -99,10 +99,10 @@ export const allreduceRabenseifner = onReceiveBuffer((comm, acc, op) =>
       };
       const mine = slice(acc, ...step.keep);
       const theirs = slice(scratch, ...step.keep);
-      await c.sendrecv(
+      await swapOperands(
+        comm,
         slice(acc, ...step.give),
         step.peer,
-        Tag.ALLREDUCE_SCATTER,
         theirs,
         step.peer,
         Tag.ALLREDUCE_SCATTER,
@@ -112,10 +112,10 @@ export const allreduceRabenseifner = onReceiveBuffer((comm, acc, op) =>
       [lo, hi] = step.keep;
     }
     for (const step of steps.reverse()) {
-      await c.sendrecv(
+      await swapOperands(
+        comm,
         slice(acc, ...step.keep),
         step.peer,
-        Tag.ALLREDUCE_GATHER,
         slice(acc, ...step.give),
         step.peer,
         Tag.ALLREDUCE_GATHER,
@@ -125,50 +125,25 @@ export const allreduceRabenseifner = onReceiveBuffer((comm, acc, op) =>
 );
 
 /**
- * Ring allreduce for large vectors on any n: n - 1 steps of reduce-scatter around the ring, then
- * n - 1 steps of allgather; every process sends about 2 (n-1)/n of the vector, never more than
- * one block at a time. Block j is combined in ring order starting after rank j, so this is only
- * used for built-in operators (commutative, and the vector may be cut: `split.ts`). Each block
- * is combined by one process and copied to the others: every rank gets the same bits.
+ * Ring allreduce for large vectors on any n: the ring reduce-scatter, then n - 1 steps of
+ * allgather; every process sends about 2 (n-1)/n of the vector, never more than one block at a
+ * time. Block j is combined in ring order starting after rank j, so this is only used for
+ * built-in operators (commutative, and the vector may be cut: `split.ts`). Each block is
+ * combined by one process and copied to the others: every rank gets the same bits.
  */
 export const allreduceRing = onReceiveBuffer(async (comm, acc, op) => {
   const c = comm.coll;
   const n = c.size;
   const r = c.rank;
-  const unit = splitUnit(op);
-  const units = acc.length / unit;
-  const base = Math.floor(units / n);
-  const extra = units % n;
-  // Block j: the first `extra` blocks get one unit more.
-  const start = (j: number) => (j * base + Math.min(j, extra)) * unit;
-  const block = (a: NumericArray, j: number) => slice(a, start(j), start(j + 1));
-  const scratch = similar(acc, (base + (extra > 0 ? 1 : 0)) * unit);
-  const right = (r + 1) % n;
-  const left = (r - 1 + n) % n;
+  await ringReduceScatter(comm, acc, op);
+  const { block } = ringBlocks(acc, n, op);
   for (let s = 0; s < n - 1; s++) {
-    const out = (r - s + n) % n;
-    const into = (r - s - 1 + n) % n;
-    const mine = block(acc, into);
-    const theirs = slice(scratch, 0, mine.length);
-    await c.sendrecv(
-      block(acc, out),
-      right,
-      Tag.ALLREDUCE_SCATTER,
-      theirs,
-      left,
-      Tag.ALLREDUCE_SCATTER,
-    );
-    op.apply(theirs, mine, mine);
-  }
-  for (let s = 0; s < n - 1; s++) {
-    const out = (r + 1 - s + n) % n;
-    const into = (r - s + n) % n;
-    await c.sendrecv(
-      block(acc, out),
-      right,
-      Tag.ALLREDUCE_GATHER,
-      block(acc, into),
-      left,
+    await swapOperands(
+      comm,
+      block(acc, (r + 1 - s + n) % n),
+      (r + 1) % n,
+      block(acc, (r - s + n) % n),
+      (r - 1 + n) % n,
       Tag.ALLREDUCE_GATHER,
     );
   }

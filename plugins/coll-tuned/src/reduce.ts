@@ -1,5 +1,7 @@
 import type { CollComm, NumericArray, ReduceOp } from '@ssi/mpi';
 import { copyOf, similar } from './buffers';
+import { recvOperand } from './exchange';
+import { ringBlocks, ringReduceScatter } from './ring';
 import { Tag } from './tags';
 import { realOf, virtualOf } from './virtual';
 
@@ -23,7 +25,7 @@ export async function foldExtras(
     return v;
   }
   const theirs = scratch();
-  await c.recv(theirs, c.rank + 1, tag);
+  await recvOperand(comm, theirs, c.rank + 1, tag);
   op.apply(acc, theirs, acc);
   return v;
 }
@@ -67,12 +69,46 @@ export async function reduceBinomial(
       }
       if (v + mask < p) {
         const theirs = scratch();
-        await c.recv(theirs, realOf(v + mask, rem), Tag.REDUCE);
+        await recvOperand(comm, theirs, realOf(v + mask, rem), Tag.REDUCE);
         op.apply(acc, theirs, acc);
       }
     }
   }
   if (root === 0) return;
   if (c.rank === 0) await c.send(acc, root, Tag.REDUCE);
-  else if (isRoot) await c.recv(recv!, 0, Tag.REDUCE);
+  else if (isRoot) await recvOperand(comm, recv!, 0, Tag.REDUCE);
+}
+
+/**
+ * Ring reduce: the ring allreduce's reduce-scatter, then every rank sends its complete block to
+ * the root. Used exactly where allreduce uses the ring (same blocks, same association), so that
+ * reduce and allreduce give the same bits for the same operands.
+ */
+export async function reduceRing(
+  comm: CollComm,
+  send: NumericArray | null,
+  recv: NumericArray | null,
+  op: ReduceOp,
+  root: number,
+): Promise<void> {
+  const c = comm.coll;
+  const isRoot = c.rank === root;
+  let acc: NumericArray;
+  if (isRoot) {
+    acc = recv!;
+    if (send !== null) acc.set(send as never);
+  } else acc = copyOf(send!);
+  if (c.size === 1) return;
+  await ringReduceScatter(comm, acc, op);
+  const { block } = ringBlocks(acc, c.size, op);
+  const mine = (c.rank + 1) % c.size;
+  if (!isRoot) {
+    await c.send(block(acc, mine), root, Tag.REDUCE);
+    return;
+  }
+  const arrivals = [];
+  for (let r = 0; r < c.size; r++) {
+    if (r !== root) arrivals.push(recvOperand(comm, block(acc, (r + 1) % c.size), r, Tag.REDUCE));
+  }
+  await Promise.all(arrivals);
 }

@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { type FakeComm, onEveryRank } from '../../coll-lam-basic/test/helpers/fake-world';
 import { type Algorithms, actionsFor } from '../src/index';
 import { AFFINE, affineOf, bytesOf, decisions, foldAll, sumOperand } from './helpers/data';
+import { withStatuses } from './helpers/statuses';
 
 const SIZES = [1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 16, 17];
 const roots = (size: number) => [...new Set([0, 1 % size, Math.floor(size / 2), size - 1])];
@@ -32,8 +33,9 @@ const FORCED: { label: string; forced: Partial<Algorithms> }[] = [
   { label: 'alltoall pairwise', forced: { alltoall: 'pairwise' } },
 ];
 
-const on = (size: number, _actions: CollActions, body: Parameters<typeof onEveryRank>[1]) =>
-  onEveryRank(size, body, 10_000);
+type Body = Parameters<typeof onEveryRank>[1];
+const on = (size: number, _actions: CollActions, body: Body) =>
+  onEveryRank(size, (comm, rank) => body(withStatuses(comm), rank), 10_000);
 
 describe.each(FORCED)('$label', ({ forced }) => {
   it.each(SIZES)('every collective on %i processes', async (size) => {
@@ -100,6 +102,26 @@ describe.each(FORCED)('$label', ({ forced }) => {
       });
     }
 
+    // Sums whose value depends on the association: reduce (every root) and allreduce agree bit
+    // for bit, whichever algorithm the configuration picks for this size.
+    for (const n of [3, 60]) {
+      const fp = (r: number) =>
+        Float64Array.from(
+          { length: n },
+          (_, i) => [0.1 * (r + 1), 1e16 / (r + 1), -1e-8 * r][i % 3]! * (i + 1),
+        );
+      for (const root of roots(size)) {
+        await on(size, a, async (comm, rank) => {
+          const all = new Float64Array(n);
+          await a.allreduce!(comm, fp(rank), all, SUM);
+          const one = rank === root ? new Float64Array(n) : null;
+          await a.reduce!(comm, fp(rank), one, SUM, root);
+          if (rank === root)
+            expect(Array.from(one!), 'reduce and allreduce agree').toEqual(Array.from(all));
+        });
+      }
+    }
+
     for (const block of [0, 1, 5, 100]) {
       const all = concat(Array.from({ length: size }, (_, r) => bytesOf(r, block, 1)));
       await on(size, a, async (comm, rank) => {
@@ -128,7 +150,11 @@ describe.each(FORCED)('$label', ({ forced }) => {
 
 /** Messages each rank sent while `body` ran on every rank. */
 async function sendsOf(size: number, body: Parameters<typeof onEveryRank>[1]): Promise<number[]> {
-  const world: FakeComm[] = await onEveryRank(size, body, 10_000);
+  const world: FakeComm[] = await onEveryRank(
+    size,
+    (comm, rank) => body(withStatuses(comm), rank),
+    10_000,
+  );
   return world.map((c) => c.self.sends);
 }
 
