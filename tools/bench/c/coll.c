@@ -6,8 +6,8 @@
  *   coll <reps> <op>:<bytes>:<iters>:<warmup>...
  *
  * op is barrier (bytes 0), bcast (`bytes` of MPI_BYTE from rank 0), allreduce (`bytes` of
- * MPI_FLOAT, MPI_SUM, separate send and receive buffers) or alltoall (`bytes` of MPI_BYTE per
- * pair). For each point every rank runs an unrecorded warm-up pass of `warmup` calls (as many as
+ * MPI_FLOAT, MPI_SUM, separate send and receive buffers), alltoall (`bytes` of MPI_BYTE per
+ * pair) or allgather (`bytes` of MPI_BYTE per rank). For each point every rank runs an unrecorded warm-up pass of `warmup` calls (as many as
  * the Node driver, which needs them for its JIT), then per repetition: MPI_Barrier (not timed), `iters` calls back to back, timed on
  * each rank. Rank 0 gathers the per-rank times (not timed) and prints one line per point,
  *   COLL {"op":O,"bytes":B,"np":N,"iters":I,"maxNs":[...],"avgNs":[...],"minNs":[...]}
@@ -29,8 +29,9 @@ static double now_ns(void) {
   return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
-enum op { OP_BARRIER, OP_BCAST, OP_ALLREDUCE, OP_ALLTOALL };
-static const char *const OP_NAMES[] = {"barrier", "bcast", "allreduce", "alltoall"};
+enum op { OP_BARRIER, OP_BCAST, OP_ALLREDUCE, OP_ALLTOALL, OP_ALLGATHER };
+static const char *const OP_NAMES[] = {"barrier", "bcast", "allreduce", "alltoall", "allgather"};
+#define NUM_OPS 5
 
 static int rank, np;
 
@@ -88,14 +89,14 @@ int main(int argc, char **argv) {
       MPI_Abort(MPI_COMM_WORLD, 2);
     }
     int op = -1;
-    for (int k = 0; k < 4; k++)
+    for (int k = 0; k < NUM_OPS; k++)
       if (strcmp(name, OP_NAMES[k]) == 0) op = k;
     if (op < 0 || (op == OP_ALLREDUCE && bytes % 4 != 0)) {
       if (rank == 0) fprintf(stderr, "coll: bad point \"%s\"\n", argv[p + 2]);
       MPI_Abort(MPI_COMM_WORLD, 2);
     }
     long n = op == OP_ALLREDUCE ? bytes / 4 : bytes; /* elements */
-    long total = op == OP_ALLTOALL ? bytes * np : bytes;
+    long total = op == OP_ALLTOALL || op == OP_ALLGATHER ? bytes * np : bytes;
     unsigned char *buf = NULL, *send = NULL, *into = NULL;
     float *fdata = NULL, *finto = NULL;
     if (op == OP_BCAST) {
@@ -111,6 +112,10 @@ int main(int argc, char **argv) {
       send = malloc((size_t)(total > 0 ? total : 1));
       into = calloc((size_t)(total > 0 ? total : 1), 1);
       for (int to = 0; to < np; to++) memset(send + (long)to * bytes, block_byte(rank, to), (size_t)bytes);
+    } else if (op == OP_ALLGATHER) {
+      send = malloc((size_t)(bytes > 0 ? bytes : 1));
+      into = calloc((size_t)(total > 0 ? total : 1), 1);
+      memset(send, block_byte(rank, rank), (size_t)bytes);
     }
 
     for (int r = 0; r <= reps; r++) {
@@ -118,7 +123,7 @@ int main(int argc, char **argv) {
       /* clear what the check reads */
       if (op == OP_BCAST && rank != 0 && n > 0) buf[0] = buf[n - 1] = 0;
       if (op == OP_ALLREDUCE && n > 0) finto[0] = finto[n - 1] = 0;
-      if (op == OP_ALLTOALL && bytes > 0)
+      if ((op == OP_ALLTOALL || op == OP_ALLGATHER) && bytes > 0)
         for (int k = 0; k < np; k++) into[(long)k * bytes] = into[(long)(k + 1) * bytes - 1] = 0;
       MPI_Barrier(MPI_COMM_WORLD);
       double t0 = now_ns();
@@ -128,6 +133,9 @@ int main(int argc, char **argv) {
           case OP_BCAST: MPI_Bcast(buf, (int)n, MPI_BYTE, 0, MPI_COMM_WORLD); break;
           case OP_ALLREDUCE:
             MPI_Allreduce(fdata, finto, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+            break;
+          case OP_ALLGATHER:
+            MPI_Allgather(send, (int)bytes, MPI_BYTE, into, (int)bytes, MPI_BYTE, MPI_COMM_WORLD);
             break;
           default: MPI_Alltoall(send, (int)bytes, MPI_BYTE, into, (int)bytes, MPI_BYTE, MPI_COMM_WORLD);
         }
@@ -142,6 +150,11 @@ int main(int argc, char **argv) {
           if (into[(long)k * bytes] != block_byte(k, rank) ||
               into[(long)(k + 1) * bytes - 1] != block_byte(k, rank))
             fail("alltoall: wrong block");
+      if (it > 0 && op == OP_ALLGATHER && bytes > 0)
+        for (int k = 0; k < np; k++)
+          if (into[(long)k * bytes] != block_byte(k, k) ||
+              into[(long)(k + 1) * bytes - 1] != block_byte(k, k))
+            fail("allgather: wrong block");
       MPI_Gather(&ns, 1, MPI_DOUBLE, all, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
       if (rank == 0) {
         double mx = all[0], mn = all[0], s = 0;

@@ -1,10 +1,10 @@
 // The `ssi` column of `ssi-bench coll`: collectives of @ssi/mpi on N ranks (started by the
-// benchmark with `launchJob`, `--ssi rpi tcp --ssi coll lam_basic`). The same loop as c/coll.c.
+// benchmark with `launchJob`, `--ssi rpi tcp --ssi coll <module>`). The same loop as c/coll.c.
 //
 //   coll-mpi.mjs <reps> <op>:<bytes>:<iters>:<warmup>...
 //
-// op is barrier (bytes 0), bcast (`bytes` from rank 0), allreduce (`bytes` of float32, SUM) or
-// alltoall (`bytes` per pair). For each point every rank runs an unrecorded warm-up pass of
+// op is barrier (bytes 0), bcast (`bytes` from rank 0), allreduce (`bytes` of float32, SUM),
+// alltoall (`bytes` per pair) or allgather (`bytes` per rank). For each point every rank runs an unrecorded warm-up pass of
 // `warmup` calls (the JIT of a fresh Node process needs thousands of calls to settle), then per
 // repetition: a barrier (not timed), `iters` calls back to back, timed on each rank. Rank 0 gathers the per-rank times (not timed) and prints one line
 // per point,
@@ -92,6 +92,24 @@ function setup({ op, bytes }) {
           const want = blockByte(r, rank);
           if (into[r * bytes] !== want || into[(r + 1) * bytes - 1] !== want)
             fail(`alltoall of ${bytes} bytes per pair: wrong block from rank ${r}`);
+        }
+      },
+    };
+  }
+  if (op === 'allgather') {
+    const send = new Uint8Array(bytes).fill(blockByte(rank, rank));
+    const into = new Uint8Array(bytes * np);
+    return {
+      run: () => world.allgather(send, into),
+      reset() {
+        if (bytes > 0) for (let r = 0; r < np; r++) into[r * bytes] = into[(r + 1) * bytes - 1] = 0;
+      },
+      check() {
+        if (bytes === 0) return;
+        for (let r = 0; r < np; r++) {
+          const want = blockByte(r, r);
+          if (into[r * bytes] !== want || into[(r + 1) * bytes - 1] !== want)
+            fail(`allgather of ${bytes} bytes per rank: wrong block from rank ${r}`);
         }
       },
     };

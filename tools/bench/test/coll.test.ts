@@ -31,7 +31,7 @@ describe('coll benchmark: plan, driver output, tables', () => {
       'allreduce4m',
       'alltoall',
     ]);
-    expect(p.columns).toEqual(['ssi', 'ompi']);
+    expect(p.columns).toEqual(['ssi:lam_basic', 'ompi']);
     expect(p.points.get(8)!.map((x) => x.iters)).toEqual([250, 16, 250, 8, 8]);
 
     const q = planColl(['--np', '8,2,2', '--ops=alltoall,barrier', '--only', 'ompi', '--quick']);
@@ -41,6 +41,11 @@ describe('coll benchmark: plan, driver output, tables', () => {
     expect(q.points.get(2)!.map((x) => x.iters)).toEqual([100, 3]);
     expect(q.points.get(2)!.map((x) => x.warmup)).toEqual([400, 2]);
 
+    const t = planColl(['--coll', 'tuned,lam_basic', '--ops', 'all']);
+    expect(t.columns).toEqual(['ssi:tuned', 'ssi:lam_basic', 'ompi']);
+    expect(t.ops.map((o) => o.name)).toEqual(COLL_OPS.map((o) => o.name));
+    expect(planColl(['--coll', 'tuned', '--only', 'ssi']).columns).toEqual(['ssi:tuned']);
+    expect(() => planColl(['--coll', 'Tuned!'])).toThrow(/"Tuned!" is not a coll module name/);
     expect(() => planColl(['--ops', 'barrier,reduce'])).toThrow(/no operation "reduce"/);
     expect(() => planColl(['--only', 'mpich'])).toThrow(/no column "mpich"/);
     expect(() => planColl(['--np', '2,x'])).toThrow(/bad process count "x"/);
@@ -164,17 +169,33 @@ describe('coll benchmark: plan, driver output, tables', () => {
   it('tables: times in the unit of the table, ssi/ompi per row and per process count', () => {
     const ns = (x: number) => stat([x, 2 * x, x]);
     const rows: CollRow[] = [
-      { op: op('barrier'), np: 2, iters: 1, warmup: 0, ssi: ns(100_000), ompi: ns(10_000) },
-      { op: op('barrier'), np: 8, iters: 1, warmup: 0, ssi: ns(1_000_000) }, // no Open MPI
-      { op: op('bcast'), np: 2, iters: 1, warmup: 0, ssi: ns(3_000_000), ompi: ns(4_000_000) },
+      {
+        op: op('barrier'),
+        np: 2,
+        iters: 1,
+        warmup: 0,
+        times: { 'ssi:lam_basic': ns(100_000), ompi: ns(10_000) },
+      },
+      { op: op('barrier'), np: 8, iters: 1, warmup: 0, times: { 'ssi:lam_basic': ns(1_000_000) } }, // no Open MPI
+      {
+        op: op('bcast'),
+        np: 2,
+        iters: 1,
+        warmup: 0,
+        times: { 'ssi:lam_basic': ns(3_000_000), ompi: ns(4_000_000) },
+      },
     ];
-    expect(formatTable(timeColumns(['ssi', 'ompi'], 'us'), rows.slice(0, 2)).split('\n')).toEqual([
+    expect(
+      formatTable(timeColumns(['ssi:lam_basic', 'ompi'], 'us'), rows.slice(0, 2)).split('\n'),
+    ).toEqual([
       'operation  np  ssi lam_basic  Open MPI  ssi/ompi',
       '---------  --  -------------  --------  --------',
       'barrier     2          100.0      10.0     10.00',
       'barrier     8         1000.0         -         -',
     ]);
-    expect(formatTable(timeColumns(['ssi', 'ompi'], 'ms'), rows.slice(2)).split('\n')).toEqual([
+    expect(
+      formatTable(timeColumns(['ssi:lam_basic', 'ompi'], 'ms'), rows.slice(2)).split('\n'),
+    ).toEqual([
       'operation    np  ssi lam_basic  Open MPI  ssi/ompi',
       '-----------  --  -------------  --------  --------',
       'bcast 4 MiB   2           3.00      4.00      0.75',
@@ -193,6 +214,23 @@ describe('coll benchmark: plan, driver output, tables', () => {
       '-----------  -----  ----',
       'barrier      10.00  -',
       'bcast 4 MiB   0.75  -',
+    ]);
+    // Several modules: one time and one ratio column each, per process count in the summary.
+    const two: CollRow = {
+      op: op('barrier'),
+      np: 2,
+      iters: 1,
+      warmup: 0,
+      times: { 'ssi:tuned': ns(20_000), 'ssi:lam_basic': ns(100_000), ompi: ns(10_000) },
+    };
+    const cols = ['ssi:tuned', 'ssi:lam_basic', 'ompi'] as const;
+    expect(formatTable(timeColumns([...cols], 'us'), [two]).split('\n')[2]).toBe(
+      'barrier    2       20.0          100.0      10.0        2.00           10.00',
+    );
+    expect(ratioColumns([2], cols).map((c) => c.title)).toEqual([
+      'operation',
+      'np 2 tuned',
+      'np 2 lam_basic',
     ]);
   });
 });

@@ -23,14 +23,16 @@ import {
 
 const USAGE = `usage: node tools/bench/dist/cli.js coll [options]
 
-Collective operations on N processes of this machine, two columns measured in the same run by the
+Collective operations on N processes of this machine, columns measured in the same run by the
 same loop (a barrier, then many calls back to back, timed on every rank):
-  ssi     @ssi/mpi with --ssi rpi tcp --ssi coll lam_basic (launchJob of @ssi/mpi/testing)
+  ssi     @ssi/mpi with --ssi rpi tcp --ssi coll <module> (launchJob of @ssi/mpi/testing), one
+          column per module of --coll (default lam_basic)
   ompi    Open MPI: tools/bench/c/coll.c compiled with mpicc, run with mpirun --mca pml ob1
           --mca btl tcp,self --mca btl_tcp_if_include lo (TCP on loopback), with Open MPI's
           default collective algorithms (its tuned module's decisions)
 Time per call = the slowest rank's mean over a timed pass (IMB's t_max); the tables show medians
-over the repetitions and ssi/ompi = ratio of the medians (< 1: @ssi/mpi is faster).
+over the repetitions and ssi/ompi (<module>/ompi with several modules) = ratio of the medians
+(< 1: @ssi/mpi is faster).
 Every driver run first makes unrecorded calls of each operation (4000 for barrier and allreduce8,
 for the JIT of fresh Node processes; a quarter of a pass for the large ones), in both columns.
 Repetitions are interleaved: round r runs every column once for every process count.
@@ -39,22 +41,30 @@ is pinned.
 
 operations (--ops):
   barrier      MPI_Barrier / comm.barrier()
-  bcast        4 MiB of bytes from rank 0 / comm.bcast(buf, 0)
+  bcast8       8 B of bytes from rank 0 / comm.bcast(buf, 0)
+  bcast        4 MiB of bytes from rank 0
   allreduce8   8 B = 2 float32, SUM / comm.allreduce(f32, SUM, into)
+  allreduce2k  2 KiB = 512 float32, SUM
   allreduce4m  4 MiB = 1 Mi float32, SUM
-  alltoall     1 MiB per pair (np MiB sent and received per rank) / comm.alltoall(buf, into)
+  alltoall8    8 B per pair / comm.alltoall(buf, into)
+  alltoall     1 MiB per pair (np MiB sent and received per rank)
+  allgather1k  1 KiB per rank / comm.allgather(buf, into)
+  allgather1m  1 MiB per rank
 
 options:
   --reps N       repetitions (rounds) per point (default 5; the median is reported)
   --np LIST      process counts (default 2,4,8)
-  --ops LIST     operations (default barrier,bcast,allreduce8,allreduce4m,alltoall)
+  --ops LIST     operations (default barrier,bcast,allreduce8,allreduce4m,alltoall; all: every
+                 operation above)
+  --coll LIST    coll modules of the ssi columns, one column each (default lam_basic; e.g.
+                 tuned,lam_basic)
   --only LIST    run only some of the columns: ssi,ompi (default both)
   --quick        a tenth of the iterations (a smoke run; numbers are noisier)`;
 
 const MiB = 1024 * 1024;
 
 /** What a driver runs: its operation name, and the bytes of one call. */
-export type CollKind = 'barrier' | 'bcast' | 'allreduce' | 'alltoall';
+export type CollKind = 'barrier' | 'bcast' | 'allreduce' | 'alltoall' | 'allgather';
 
 export interface CollOp {
   /** The name of `--ops`. */
@@ -62,7 +72,10 @@ export interface CollOp {
   /** For tables. */
   label: string;
   kind: CollKind;
-  /** bcast: the message; allreduce: the float32 operand; alltoall: the block per pair. */
+  /**
+   * bcast: the message; allreduce: the float32 operand; alltoall: the block per pair; allgather:
+   * the block per rank.
+   */
   bytes: number;
   /** Calls per timed pass on 2 processes (fewer on more processes, see `iterations`). */
   calls: number;
@@ -72,12 +85,21 @@ export interface CollOp {
 
 export const COLL_OPS: readonly CollOp[] = [
   { name: 'barrier', label: 'barrier', kind: 'barrier', bytes: 0, calls: 1000, unit: 'us' },
+  { name: 'bcast8', label: 'bcast 8 B', kind: 'bcast', bytes: 8, calls: 1000, unit: 'us' },
   { name: 'bcast', label: 'bcast 4 MiB', kind: 'bcast', bytes: 4 * MiB, calls: 64, unit: 'ms' },
   {
     name: 'allreduce8',
     label: 'allreduce 8 B',
     kind: 'allreduce',
     bytes: 8,
+    calls: 1000,
+    unit: 'us',
+  },
+  {
+    name: 'allreduce2k',
+    label: 'allreduce 2 KiB',
+    kind: 'allreduce',
+    bytes: 2048,
     calls: 1000,
     unit: 'us',
   },
@@ -90,6 +112,14 @@ export const COLL_OPS: readonly CollOp[] = [
     unit: 'ms',
   },
   {
+    name: 'alltoall8',
+    label: 'alltoall 8 B/pair',
+    kind: 'alltoall',
+    bytes: 8,
+    calls: 1000,
+    unit: 'us',
+  },
+  {
     name: 'alltoall',
     label: 'alltoall 1 MiB/pair',
     kind: 'alltoall',
@@ -97,19 +127,43 @@ export const COLL_OPS: readonly CollOp[] = [
     calls: 32,
     unit: 'ms',
   },
+  {
+    name: 'allgather1k',
+    label: 'allgather 1 KiB',
+    kind: 'allgather',
+    bytes: 1024,
+    calls: 1000,
+    unit: 'us',
+  },
+  {
+    name: 'allgather1m',
+    label: 'allgather 1 MiB',
+    kind: 'allgather',
+    bytes: MiB,
+    calls: 32,
+    unit: 'ms',
+  },
 ];
 
-/** The columns, in table order. */
+/** `--ops` without the option: the operations of the first measurements (issue #13's table). */
+export const DEFAULT_OPS = ['barrier', 'bcast', 'allreduce8', 'allreduce4m', 'alltoall'] as const;
+
+/** The kinds of column `--only` selects, in table order. */
 export const COLL_COLUMNS = ['ssi', 'ompi'] as const;
-export type CollColumn = (typeof COLL_COLUMNS)[number];
+/** A column: `ssi:<coll module>` (one per module of `--coll`) or `ompi`. */
+export type CollColumn = `ssi:${string}` | 'ompi';
 
-export const COLUMN_TITLES: Record<CollColumn, string> = {
-  ssi: 'ssi lam_basic',
-  ompi: 'Open MPI',
-};
+export const ssiColumn = (module: string): CollColumn => `ssi:${module}`;
+const moduleOf = (c: CollColumn) => c.slice('ssi:'.length);
 
-/** The SSI parameters of the ssi column (`--ssi rpi tcp --ssi coll lam_basic`). */
-export const SSI_PARAMS = { rpi: 'tcp', coll: 'lam_basic' } as const;
+export function columnTitle(c: CollColumn): string {
+  return c === 'ompi' ? 'Open MPI' : `ssi ${moduleOf(c)}`;
+}
+
+/** The SSI parameters of an ssi column (`--ssi rpi tcp --ssi coll <module>`). */
+export function ssiParams(module: string): Record<string, string> {
+  return { rpi: 'tcp', coll: module };
+}
 
 /**
  * Calls per timed pass: the operation's count on 2 processes, scaled by 2/np (a call costs about
@@ -158,11 +212,11 @@ function list(o: Options, name: string, dflt: readonly string[]): string[] {
 
 export function planColl(args: string[]): CollPlan {
   const o = new Options(args);
-  const bad = o.unknown(['reps', 'np', 'ops', 'only', 'quick']);
+  const bad = o.unknown(['reps', 'np', 'ops', 'only', 'coll', 'quick']);
   if (bad.length > 0) throw new Error(`unknown option --${bad[0]}\n\n${USAGE}`);
   if (o.positional.length > 0)
     throw new Error(`unexpected argument "${o.positional[0]}"\n\n${USAGE}`);
-  for (const name of ['np', 'ops', 'only'])
+  for (const name of ['np', 'ops', 'only', 'coll'])
     if (o.has(name) && o.string(name, '') === '')
       throw new Error(`--${name} needs a comma-separated list`);
   const reps = o.number('reps', 5);
@@ -173,11 +227,8 @@ export function planColl(args: string[]): CollPlan {
     return Number(x);
   });
   nps.sort((a, b) => a - b);
-  const opNames = list(
-    o,
-    'ops',
-    COLL_OPS.map((x) => x.name),
-  );
+  let opNames = list(o, 'ops', DEFAULT_OPS);
+  if (opNames.length === 1 && opNames[0] === 'all') opNames = COLL_OPS.map((x) => x.name);
   for (const n of opNames)
     if (!COLL_OPS.some((x) => x.name === n))
       throw new Error(`--ops: no operation "${n}" (choose from ${COLL_OPS.map((x) => x.name)})`);
@@ -186,7 +237,14 @@ export function planColl(args: string[]): CollPlan {
   for (const c of only)
     if (!(COLL_COLUMNS as readonly string[]).includes(c))
       throw new Error(`--only: no column "${c}" (choose from ${COLL_COLUMNS.join(',')})`);
-  const columns = COLL_COLUMNS.filter((c) => only.includes(c));
+  const modules = list(o, 'coll', ['lam_basic']);
+  for (const m of modules)
+    if (!/^[a-z][a-z0-9_]*$/.test(m))
+      throw new Error(`--coll: "${m}" is not a coll module name (e.g. tuned,lam_basic)`);
+  const columns: CollColumn[] = [
+    ...(only.includes('ssi') ? modules.map(ssiColumn) : []),
+    ...(only.includes('ompi') ? (['ompi'] as const) : []),
+  ];
   const points = new Map(
     nps.map((np) => [
       np,
@@ -238,7 +296,7 @@ export interface CollSample {
 
 const PREFIX = 'COLL ';
 const INFO_PREFIX = 'COLLINFO ';
-const KINDS: readonly string[] = ['barrier', 'bcast', 'allreduce', 'alltoall'];
+const KINDS: readonly string[] = ['barrier', 'bcast', 'allreduce', 'alltoall', 'allgather'];
 
 /**
  * Parses one line a driver prints (`COLL {"op":...,"maxNs":[...],...}`); any other line (mpirun's
@@ -310,13 +368,18 @@ export interface CollRow {
   np: number;
   iters: number;
   warmup: number;
-  ssi?: Stat;
-  ompi?: Stat;
+  times: Partial<Record<CollColumn, Stat>>;
 }
 
 const ratio = (a?: Stat, b?: Stat) => (a && b ? a.median / b.median : null);
 
-/** Columns of one table: times in the unit given (medians of t_max), then ssi/ompi. */
+/** The ssi columns of a table, and the title of each one's ratio to Open MPI. */
+function ratioTitles(columns: readonly CollColumn[]): [CollColumn, string][] {
+  const ssi = columns.filter((c) => c !== 'ompi');
+  return ssi.map((c) => [c, ssi.length === 1 ? 'ssi/ompi' : `${moduleOf(c)}/ompi`]);
+}
+
+/** Columns of one table: times in the unit given (medians of t_max), then ssi/ompi per module. */
 export function timeColumns(columns: CollColumn[], unit: 'us' | 'ms'): Column<CollRow>[] {
   const div = unit === 'us' ? 1e3 : 1e6;
   const cols: Column<CollRow>[] = [
@@ -325,26 +388,36 @@ export function timeColumns(columns: CollColumn[], unit: 'us' | 'ms'): Column<Co
   ];
   for (const c of columns)
     cols.push({
-      title: COLUMN_TITLES[c],
-      value: (r) => (r[c] ? r[c]!.median / div : null),
+      title: columnTitle(c),
+      value: (r) => (r.times[c] ? r.times[c]!.median / div : null),
       digits: unit === 'us' ? 1 : 2,
     });
-  if (columns.includes('ssi') && columns.includes('ompi'))
-    cols.push({ title: 'ssi/ompi', value: (r) => ratio(r.ssi, r.ompi) });
+  if (columns.includes('ompi'))
+    for (const [c, title] of ratioTitles(columns))
+      cols.push({ title, value: (r) => ratio(r.times[c], r.times.ompi) });
   return cols;
 }
 
-/** The summary: one row per operation, one ratio column (ssi/ompi) per process count. */
-export function ratioColumns(nps: number[]): Column<{ op: CollOp; rows: CollRow[] }>[] {
+/**
+ * The summary: one row per operation, per process count one ratio column to Open MPI per ssi
+ * column (`np 2` alone for one module, `np 2 tuned`, `np 2 lam_basic` for several).
+ */
+export function ratioColumns(
+  nps: number[],
+  columns: readonly CollColumn[] = [ssiColumn('lam_basic'), 'ompi'],
+): Column<{ op: CollOp; rows: CollRow[] }>[] {
+  const ssi = columns.filter((c) => c !== 'ompi');
   return [
     { title: 'operation', value: (x) => x.op.label },
-    ...nps.map((np) => ({
-      title: `np ${np}`,
-      value: (x: { op: CollOp; rows: CollRow[] }) => {
-        const r = x.rows.find((y) => y.np === np);
-        return r ? ratio(r.ssi, r.ompi) : null;
-      },
-    })),
+    ...nps.flatMap((np) =>
+      ssi.map((c) => ({
+        title: ssi.length === 1 ? `np ${np}` : `np ${np} ${moduleOf(c)}`,
+        value: (x: { op: CollOp; rows: CollRow[] }) => {
+          const r = x.rows.find((y) => y.np === np);
+          return r ? ratio(r.times[c], r.times.ompi) : null;
+        },
+      })),
+    ),
   ];
 }
 
@@ -359,7 +432,7 @@ function formatNs(ns: number): string {
 export const collCommand: BenchCommand = {
   name: 'coll',
   summary:
-    'collectives on 2-8 processes: @ssi/mpi (tcp rpi, lam_basic) vs Open MPI (TCP, loopback)',
+    'collectives on 2-8 processes: @ssi/mpi (tcp rpi, coll modules of --coll) vs Open MPI (TCP, loopback)',
   usage: USAGE,
   async run(args) {
     const plan = planColl(args);
@@ -370,10 +443,10 @@ export const collCommand: BenchCommand = {
     const skipped: Record<string, string> = {};
     return withDriverWorkDir('ssi-bench-coll-', "the benchmark's processes", async (workDir) => {
       for (const c of plan.columns) {
-        if (c === 'ssi') {
-          const t = await ssiRunner(root, 'coll-mpi.mjs', SSI_PARAMS);
-          runners.ssi = t.run;
-          info.ssi = t.info;
+        if (c !== 'ompi') {
+          const t = await ssiRunner(root, 'coll-mpi.mjs', ssiParams(moduleOf(c)));
+          runners[c] = t.run;
+          info[c] = t.info;
         } else {
           process.stderr.write('compiling c/coll.c with mpicc ...\n');
           const t = ompiRunner(root, 'coll', workDir, ompiFlags);
@@ -424,7 +497,7 @@ export const collCommand: BenchCommand = {
             const secs = (nowNs() - started) / 1e9;
             runSeconds[key(np, c)] = [...(runSeconds[key(np, c)] ?? []), secs];
             process.stderr.write(
-              `round ${round + 1}/${reps} np ${String(np).padStart(2)} ${COLUMN_TITLES[c].padEnd(13)} ` +
+              `round ${round + 1}/${reps} np ${String(np).padStart(2)} ${columnTitle(c).padEnd(13)} ` +
                 `${secs.toFixed(1).padStart(5)} s ` +
                 got.map((g, i) => ` ${ops[i]!.name} ${formatNs(g.maxNs[0]!)}`).join('') +
                 '\n',
@@ -438,17 +511,22 @@ export const collCommand: BenchCommand = {
       ops.forEach((op, i) => {
         for (const np of nps) {
           const { iters, warmup } = plan.points.get(np)![i]!;
-          const row: CollRow = { op, np, iters, warmup };
-          for (const c of columns) row[c] = stat(samples.get(key(np, c))![i]!.max);
+          const row: CollRow = { op, np, iters, warmup, times: {} };
+          for (const c of columns) row.times[c] = stat(samples.get(key(np, c))![i]!.max);
           rows.push(row);
         }
       });
 
       for (const [c, why] of Object.entries(skipped))
-        console.log(`\n${COLUMN_TITLES[c as CollColumn]} column skipped: ${why}`);
+        console.log(`\n${columnTitle(c as CollColumn)} column skipped: ${why}`);
       console.log(
         `\nTime per call: the slowest rank's mean over a timed pass, median of ${reps} rounds` +
-          `\n(ssi: --ssi rpi tcp --ssi coll lam_basic; Open MPI ${String(info.ompi ? (info.ompi as { version: string }).version : '-')}: ` +
+          `\n(ssi: --ssi rpi tcp --ssi coll ${columns
+            .filter((c) => c !== 'ompi')
+            .map(moduleOf)
+            .join(
+              ' / ',
+            )}; Open MPI ${String(info.ompi ? (info.ompi as { version: string }).version : '-')}: ` +
           'ob1, tcp BTL on lo, default collectives)',
       );
       const us = rows.filter((r) => r.op.unit === 'us');
@@ -461,11 +539,11 @@ export const collCommand: BenchCommand = {
         console.log('\nLarge messages, milliseconds per call\n');
         console.log(formatTable(timeColumns(columns, 'ms'), ms));
       }
-      if (columns.length === 2) {
+      if (columns.includes('ompi') && columns.length >= 2) {
         console.log('\nssi/ompi: ratio of the medians (< 1: @ssi/mpi faster)\n');
         console.log(
           formatTable(
-            ratioColumns(nps),
+            ratioColumns(nps, columns),
             ops.map((op) => ({ op, rows: rows.filter((r) => r.op === op) })),
           ),
         );
@@ -495,7 +573,12 @@ export const collCommand: BenchCommand = {
             'per point: an unrecorded pass of `warmup` calls, then a barrier and `iters` calls back to back timed on every rank; maxNs/avgNs/minNs = slowest/mean/fastest rank (t_max/t_avg/t_min)',
         },
         drivers: info,
-        source: sourceState(root, ['packages/mpi', 'plugins/rpi-tcp', 'plugins/coll-lam-basic']),
+        source: sourceState(root, [
+          'packages/mpi',
+          'plugins/rpi-tcp',
+          'plugins/coll-lam-basic',
+          'plugins/coll-tuned',
+        ]),
         skipped,
         openMpiYieldWhenIdle: yieldWhenIdle,
         runSeconds,
@@ -515,9 +598,15 @@ export const collCommand: BenchCommand = {
             np: r.np,
             iters: r.iters,
             warmup: r.warmup,
-            ssi: per('ssi'),
+            ssi: Object.fromEntries(
+              columns.filter((c) => c !== 'ompi').map((c) => [moduleOf(c), per(c)]),
+            ),
             openMpi: per('ompi'),
-            ssiOverOmpi: ratio(r.ssi, r.ompi),
+            ssiOverOmpi: Object.fromEntries(
+              columns
+                .filter((c) => c !== 'ompi')
+                .map((c) => [moduleOf(c), ratio(r.times[c], r.times.ompi)]),
+            ),
           };
         }),
       });
