@@ -225,7 +225,7 @@ describe('coll benchmark: plan, driver output, tables', () => {
     };
     const cols = ['ssi:tuned', 'ssi:lam_basic', 'ompi'] as const;
     expect(formatTable(timeColumns([...cols], 'us'), [two]).split('\n')[2]).toBe(
-      'barrier    2       20.0          100.0      10.0        2.00           10.00',
+      'barrier     2       20.0          100.0      10.0        2.00           10.00',
     );
     expect(ratioColumns([2], cols).map((c) => c.title)).toEqual([
       'operation',
