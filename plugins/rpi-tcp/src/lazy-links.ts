@@ -147,7 +147,8 @@ export class LazyLinks {
       return;
     }
     if (!conn.dialed) {
-      this.dial(proc, link); // the peer's attempt died in its handshake: try ours
+      this.owner.verbose(10, `tcp: rank ${proc.gps.grank}'s dial died in its handshake; dialing it`);
+      this.dial(proc, link);
       return;
     }
     this.drop(proc);

@@ -73,5 +73,10 @@ describe('tcp rpi: connections on first use', () => {
       (r.output.match(/dialed each other: theirs wins/g)?.length ?? 0) +
       (r.output.match(/refused our dial; awaiting its own/g)?.length ?? 0);
     expect(ties).toBeGreaterThan(0);
+    // the documented tie-break: only the earlier process (here: lower rank) gives up its dial
+    for (const m of r.output.matchAll(/rank (\d+) and (\d+) dialed each other: theirs wins/g)) {
+      expect(Number(m[1]), m[0]).toBeLessThan(Number(m[2]));
+    }
+    expect(r.output).not.toMatch(/died in its handshake/);
   });
 });
