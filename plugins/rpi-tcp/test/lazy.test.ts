@@ -33,7 +33,8 @@ describe('tcp rpi: connections on first use', () => {
       label: 'first contact',
     });
     expect(r.ok, explain(r)).toBe(true);
-    for (let rank = 0; rank < 6; rank++) expect(r.output).toContain(`first-contact ok rank ${rank}`);
+    for (let rank = 0; rank < 6; rank++)
+      expect(r.output).toContain(`first-contact ok rank ${rank}`);
     expect(r.output).toContain('will connect to its 5 peers on first use');
     // 0-3 talk to each other (6 pairs), 0-4 and 4-5: 8 of the 15 pairs; never 5 with 0-3
     expect([...dialedPairs(r.output)].sort()).toEqual(
