@@ -57,7 +57,7 @@ afterEach(async () => {
 
 describe('mpirun: 64 ranks on one machine (oversubscribed), connections on first use', () => {
   it('hello, a ring and an allreduce', async () => {
-    const r = await mpirun(['-np', '64', program, 'run']);
+    const r = await mpirun(['-np', '64', '--ssi', 'rpi_tcp_lazy', '1', program, 'run']);
     expect(r.code, r.stderr).toBe(0);
     for (let k = 0; k < 64; k++) expect(r.stdout).toContain(`hello from rank ${k} of 64`);
     expect(r.stdout).toContain('[0] ring: 64 hops');
@@ -65,7 +65,7 @@ describe('mpirun: 64 ranks on one machine (oversubscribed), connections on first
   });
 
   it('a rank that dies before anyone connected to it ends the job, named', async () => {
-    const r = await mpirun(['-np', '64', program, 'die', '37']);
+    const r = await mpirun(['-np', '64', '--ssi', 'rpi_tcp_lazy', '1', program, 'die', '37']);
     expect(r.code, r.stderr).toBe(5);
     expect(r.stderr).toMatch(/mpirun: rank 37 \(pid \d+ on n0\) exited with code 5/);
   });

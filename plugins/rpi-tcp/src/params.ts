@@ -59,7 +59,7 @@ export const params = {
   },
   lazy: {
     type: 'boolean',
-    default: true,
-    help: 'Connect to a peer on the first message to it (addresses are exchanged at MPI.init); 0: connect every pair during MPI.init (the full mesh)',
+    default: false,
+    help: 'Connect to a peer on the first message to it (addresses are exchanged at MPI.init); 0 (the default until start-up is measured, issue 21): connect every pair during MPI.init (the full mesh)',
   },
 } satisfies Record<string, ParamSpec>;

@@ -53,6 +53,18 @@ describe('tcp rpi: conformance on one node', () => {
     expect(r.finalized).toEqual(new Array(np).fill(true));
   });
 
+  it('passes every case on 4 ranks with connections on first use (rpi_tcp_lazy 1)', async () => {
+    const r = await launchJob({
+      np: 4,
+      program: conformanceProgram,
+      args: casesFor(4),
+      ssi: { rpi: 'tcp', rpi_tcp_lazy: 1 },
+      timeoutMs: 240_000,
+      label: 'conformance on 4 ranks, lazy connections',
+    });
+    expect(r.ok, explain(r)).toBe(true);
+  });
+
   // (Not `cancel`: it relies on a 10-element standard send completing eagerly.)
   it('with a 16-byte eager limit, nearly every message takes the rendezvous protocol', async () => {
     const r = await launchJob({

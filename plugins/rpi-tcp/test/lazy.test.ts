@@ -2,7 +2,7 @@ import { type JobResult, killAllJobs, launchJob } from '@ssi/mpi/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 
 /**
- * Connections on first use (rpi_tcp_lazy, the default), in real processes: the first message of
+ * Connections on first use (rpi_tcp_lazy 1), in real processes: the first message of
  * a pair in every pattern the conformance suite has, and which pairs got connected at all.
  */
 afterEach(() => killAllJobs());
@@ -28,7 +28,7 @@ describe('tcp rpi: connections on first use', () => {
     const r = await launchJob({
       np: 6,
       program: firstContact,
-      ssi: { rpi: 'tcp', rpi_verbose: 10 },
+      ssi: { rpi: 'tcp', rpi_verbose: 10, rpi_tcp_lazy: 1 },
       timeoutMs: 120_000,
       label: 'first contact',
     });
@@ -63,7 +63,7 @@ describe('tcp rpi: connections on first use', () => {
     const r = await launchJob({
       np: 8,
       program: new URL('./fixtures/all-first.mjs', import.meta.url).pathname,
-      ssi: { rpi: 'tcp', rpi_verbose: 10 },
+      ssi: { rpi: 'tcp', rpi_verbose: 10, rpi_tcp_lazy: 1 },
       timeoutMs: 120_000,
       label: 'all first',
     });
