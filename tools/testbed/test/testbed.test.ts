@@ -244,7 +244,11 @@ describe.skipIf(!avail.ok)('stop()', () => {
         'the remote sleep to be visible',
         () => processesMentioning('sleep 300').length > 0,
       );
-      const sleepers = processesMentioning('sleep 300').map((p) => p.pid);
+      // The remote `sleep 300`, not our own ssh client (its command line says `sleep 300` too,
+      // and it exits only once it has seen the host go: it is awaited below).
+      const sleepers = processesMentioning('sleep 300')
+        .map((p) => p.pid)
+        .filter((pid) => pid !== session.pid);
 
       await tb.stop();
 
