@@ -85,9 +85,6 @@ export class Connection {
   readonly credits = new PeerCredits<RpiRequest>();
   readonly ready: Promise<void>;
   closing = false;
-  /** This side dialed (connector); and the dial reached the peer's listener. */
-  dialed = false;
-  reached = false;
   /** The envelope being handled (one record per connection, refilled for every envelope). */
   private readonly envelope = new WireEnvelope();
   /** Bytes written to / read from the socket, everything included (crtcp's drain counters). */
@@ -155,11 +152,9 @@ export class Connection {
   ): Connection {
     const conn = new Connection(owner, false);
     conn.proc = proc;
-    conn.dialed = true;
     const socket = net.connect({ host, port, localAddress, noDelay, onread: conn.onread });
     conn.attach(socket);
     socket.once('connect', () => {
-      conn.reached = true;
       const { bytes, nonce } = makeHello(owner.jobId, owner.myRank, proc.gps.grank);
       conn.nonce = nonce;
       conn.write(bytes);
