@@ -77,6 +77,7 @@ export const MPI = {
 export { Keyval } from './attributes';
 export type { InPlace } from './coll/arguments';
 export { IN_PLACE } from './coll/arguments';
+export { copyOfArray, similarArray } from './coll/arrays';
 export { BASE_TAG } from './coll/base-exchange';
 export type { CollChannel, CollComm, CollRequest, CollUserCalls } from './coll/coll-comm';
 export type { CommColl } from './coll/framework';

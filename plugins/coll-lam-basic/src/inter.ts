@@ -7,8 +7,7 @@
  * that group needs. `comm.size` is the local group, `comm.remoteSize` the remote one.
  */
 import type { CollChannel, CollComm, NumericArray, ReduceOp } from '@ssi/mpi';
-import { PROC_NULL } from '@ssi/mpi';
-import { similar } from './buffers';
+import { PROC_NULL, similarArray } from '@ssi/mpi';
 import { ranksUpTo, waitAll } from './p2p';
 import { foldInOrder } from './reduce';
 import { Tag } from './tags';
@@ -78,7 +77,7 @@ export async function allreduceInter(
   }
   await foldInOrder(comm, ranksUpTo(remoteSize), recv, op, Tag.ALLREDUCE_INTER);
   await contribution.wait();
-  const forRemote = similar(recv);
+  const forRemote = similarArray(recv);
   const tag = Tag.ALLREDUCE_INTER_SWAP;
   await c.sendrecv(recv, 0, tag, forRemote, 0, tag);
   await handToRemoteGroup(c, remoteSize, forRemote, Tag.ALLREDUCE_INTER_RESULT);

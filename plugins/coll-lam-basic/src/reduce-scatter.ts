@@ -1,6 +1,7 @@
 import type { CollComm, NumericArray, ReduceOp } from '@ssi/mpi';
+import { similarArray } from '@ssi/mpi';
 import type { Reduce } from './allreduce';
-import { similar, total } from './buffers';
+import { total } from './buffers';
 import { peersOf, waitAll } from './p2p';
 import { Tag } from './tags';
 
@@ -25,7 +26,7 @@ export function makeReduceScatter(reduce: Reduce) {
       await c.recv(recv.subarray(0, counts[c.rank]!), 0, Tag.REDUCE_SCATTER);
       return;
     }
-    const whole = similar(input, length);
+    const whole = similarArray(input, length);
     await reduce(comm, input, whole, op, 0);
     const offsets = blockOffsets(counts);
     const blockOf = (r: number) => whole.subarray(offsets[r]!, offsets[r]! + counts[r]!);

@@ -1,5 +1,5 @@
 import type { CollComm, NumericArray, ReduceOp } from '@ssi/mpi';
-import { copyOf, similar } from './buffers';
+import { copyOfArray, similarArray } from '@ssi/mpi';
 import { ranksUpTo } from './p2p';
 import { Tag } from './tags';
 import { treeChildren, treeParent } from './trees';
@@ -26,12 +26,12 @@ export async function foldInOrder(
   tag: number,
 ): Promise<void> {
   const c = comm.coll;
-  const list = operands.map((x, i) => (i > 0 && x === out ? copyOf(out) : x));
+  const list = operands.map((x, i) => (i > 0 && x === out ? copyOfArray(out) : x));
   const spares: (NumericArray | undefined)[] = [undefined, undefined];
   let turn = 0;
   const fetch = (x: Operand): Pending => {
     if (typeof x !== 'number') return { ready: Promise.resolve(), data: x };
-    spares[turn] ??= similar(out);
+    spares[turn] ??= similarArray(out);
     const data = spares[turn]!;
     turn ^= 1;
     return { ready: c.irecv(data, x, tag).wait(), data };
@@ -116,7 +116,7 @@ export async function reduceTree(
   const isRoot = c.rank === root;
   const own = send ?? recv!;
   // The root accumulates in its receive buffer; everybody else in scratch memory.
-  const makeInto = isRoot ? () => recv! : () => similar(own);
+  const makeInto = isRoot ? () => recv! : () => similarArray(own);
   if (root === 0) {
     const result = await reduceRange(comm, 0, c.size, own, makeInto, op);
     if (isRoot && result !== recv) recv!.set(result as never);
@@ -129,7 +129,7 @@ export async function reduceTree(
   }
   const upper = await reduceRange(comm, root, c.size, own, makeInto, op);
   if (!isRoot) return;
-  const lower = similar(own);
+  const lower = similarArray(own);
   await c.recv(lower, 0, Tag.REDUCE);
   op.apply(lower, upper, recv!);
 }

@@ -1,5 +1,5 @@
 import type { CollComm, NumericArray, ReduceOp } from '@ssi/mpi';
-import { copyOf, similar } from './buffers';
+import { copyOfArray, similarArray } from '@ssi/mpi';
 import { Tag } from './tags';
 
 /**
@@ -16,7 +16,7 @@ export async function scan(
   const c = comm.coll;
   const own = send ?? recv;
   if (c.rank > 0) {
-    const prefix = similar(own);
+    const prefix = similarArray(own);
     await c.recv(prefix, c.rank - 1, Tag.SCAN);
     op.apply(prefix, own, recv);
   } else if (send !== null) {
@@ -42,10 +42,10 @@ export async function exscan(
     return;
   }
   // In place, the operand must survive the prefix arriving in `recv` (the last rank needs none).
-  const own = send ?? (last ? null : copyOf(recv));
+  const own = send ?? (last ? null : copyOfArray(recv));
   await c.recv(recv, c.rank - 1, Tag.EXSCAN);
   if (last) return;
-  const next = similar(recv);
+  const next = similarArray(recv);
   op.apply(recv, own!, next);
   await c.send(next, c.rank + 1, Tag.EXSCAN);
 }

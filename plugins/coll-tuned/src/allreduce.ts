@@ -1,5 +1,6 @@
 import type { CollComm, NumericArray, ReduceOp } from '@ssi/mpi';
-import { similar, slice } from './buffers';
+import { similarArray } from '@ssi/mpi';
+import { slice } from './buffers';
 import { recvOperand, swapOperands } from './exchange';
 import { foldExtras } from './reduce';
 import { ringBlocks, ringReduceScatter } from './ring';
@@ -43,7 +44,7 @@ async function withExtrasFolded(
   body: (v: number, p: number, rem: number, scratch: NumericArray) => Promise<void>,
 ): Promise<void> {
   const c = comm.coll;
-  const scratch = similar(acc);
+  const scratch = similarArray(acc);
   const { p, rem } = virtualOf(c.rank, c.size);
   const v = await foldExtras(comm, acc, () => scratch, op, Tag.ALLREDUCE);
   if (v < 0) {

@@ -1,5 +1,5 @@
 import type { CollComm, NumericArray, ReduceOp } from '@ssi/mpi';
-import { copyOf, similar } from './buffers';
+import { copyOfArray, similarArray } from '@ssi/mpi';
 import { recvOperand } from './exchange';
 import { ringBlocks, ringReduceScatter } from './ring';
 import { Tag } from './tags';
@@ -52,11 +52,11 @@ export async function reduceBinomial(
   if (isRoot) {
     acc = recv!;
     if (send !== null) acc.set(send as never);
-  } else acc = copyOf(send!);
+  } else acc = copyOfArray(send!);
   if (c.size === 1) return;
   let spare: NumericArray | undefined;
   const scratch = () => {
-    spare ??= similar(acc);
+    spare ??= similarArray(acc);
     return spare;
   };
   const { p, rem } = virtualOf(c.rank, c.size);
@@ -97,7 +97,7 @@ export async function reduceRing(
   if (isRoot) {
     acc = recv!;
     if (send !== null) acc.set(send as never);
-  } else acc = copyOf(send!);
+  } else acc = copyOfArray(send!);
   if (c.size === 1) return;
   await ringReduceScatter(comm, acc, op);
   const { block } = ringBlocks(acc, c.size, op);

@@ -1,5 +1,6 @@
 import type { CollComm, NumericArray, ReduceOp } from '@ssi/mpi';
-import { similar, slice } from './buffers';
+import { similarArray } from '@ssi/mpi';
+import { slice } from './buffers';
 import { swapOperands } from './exchange';
 import { splitUnit } from './split';
 import { Tag } from './tags';
@@ -31,7 +32,7 @@ export async function ringReduceScatter(
   const n = c.size;
   const r = c.rank;
   const { block, largest } = ringBlocks(acc, n, op);
-  const scratch = similar(acc, largest);
+  const scratch = similarArray(acc, largest);
   for (let s = 0; s < n - 1; s++) {
     const mine = block(acc, (r - s - 1 + n) % n);
     const theirs = slice(scratch, 0, mine.length);
