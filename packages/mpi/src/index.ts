@@ -74,6 +74,8 @@ export const MPI = {
   DataKind,
 } as const;
 
+/** For modules: bounds a wait (the run-time environment's helper, one copy in the system). */
+export { withDeadline } from '@ssi/lam';
 export { Keyval } from './attributes';
 export type { InPlace } from './coll/arguments';
 export { IN_PLACE } from './coll/arguments';

@@ -12,6 +12,7 @@ import {
   ReqState,
   ReqType,
   UnexpectedMessage,
+  withDeadline,
 } from '@ssi/mpi';
 import type { ConnectionOwner, ReadStats } from './connection';
 import { Connection } from './connection';
@@ -691,11 +692,14 @@ export class TcpRpi implements TcpTransport, ConnectionOwner {
         `rpi tcp: whenReceived(${proc.describe()}, ${bytes}): the byte count must be a non-negative integer`,
       );
     }
-    return withTimeout(
+    return withDeadline(
       conn.whenReceived(bytes),
       timeoutMs,
       () =>
-        `rpi tcp: ${proc.describe()} sent ${bytes} bytes but only ${conn.bytesIn} arrived within ${timeoutMs} ms`,
+        new MpiError(
+          ErrorClass.ERR_OTHER,
+          `rpi tcp: ${proc.describe()} sent ${bytes} bytes but only ${conn.bytesIn} arrived within ${timeoutMs} ms`,
+        ),
     );
   }
 
@@ -734,21 +738,4 @@ export class TcpRpi implements TcpTransport, ConnectionOwner {
     await Promise.all([...this.conns.values()].map((c) => c.close()));
     this.conns.clear();
   }
-}
-
-/** Rejects with ERR_OTHER and `why()` when `p` has not settled after `ms`. */
-function withTimeout<T>(p: Promise<T>, ms: number, why: () => string): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new MpiError(ErrorClass.ERR_OTHER, why())), ms);
-    p.then(
-      (v) => {
-        clearTimeout(timer);
-        resolve(v);
-      },
-      (err) => {
-        clearTimeout(timer);
-        reject(err);
-      },
-    );
-  });
 }
