@@ -1,9 +1,9 @@
 /** The intercommunicator collectives, between groups of every shape from 1x1 to 5x4. */
 import { PROC_NULL, ROOT } from '@ssi/mpi';
+import { onEveryInterProcess, type Side } from '@ssi/mpi/testing';
 import { describe, expect, it } from 'vitest';
 import { inter } from './helpers/algorithms';
 import { blockOf, concat, MATMUL, matricesOf, productOfRanks } from './helpers/data';
-import { onEveryInterProcess, type Side } from './helpers/fake-world';
 
 const SHAPES: [number, number][] = [
   [1, 1],

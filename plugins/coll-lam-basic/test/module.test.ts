@@ -1,10 +1,10 @@
 /** The module object, its manifest, and the crossover that picks linear or binomial algorithms. */
 import { readFileSync } from 'node:fs';
 import type { CollActions, CollComm } from '@ssi/mpi';
+import { intraWorld, onEveryRank } from '@ssi/mpi/testing';
 import { describe, expect, it } from 'vitest';
 import lamBasic from '../src/index';
 import { contextWith } from './helpers/data';
-import { intraWorld, onEveryRank } from './helpers/fake-world';
 
 const INTRA = [
   'barrier',

@@ -6,8 +6,8 @@
  */
 import type { CollActions } from '@ssi/mpi';
 import { MAXLOC, SUM } from '@ssi/mpi';
+import { type FakeComm, onEveryRank } from '@ssi/mpi/testing';
 import { describe, expect, it } from 'vitest';
-import { type FakeComm, onEveryRank } from '../../coll-lam-basic/test/helpers/fake-world';
 import { type Algorithms, actionsFor } from '../src/index';
 import { AFFINE, affineOf, bytesOf, decisions, foldAll, sumOperand } from './helpers/data';
 import { withStatuses } from './helpers/statuses';

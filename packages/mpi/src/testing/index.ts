@@ -1,10 +1,13 @@
 /**
  * @ssi/mpi/testing: run MPI programs in tests before mpirun exists, and the conformance suite
- * every rpi module's tests run (Ch. 5.3.1).
+ * every rpi module's tests run (Ch. 5.3.1), and an in-process fake world coll modules' algorithms
+ * are unit-tested on (`onEveryRank`, `onEveryInterProcess`).
  */
 import { fileURLToPath } from 'node:url';
 
 export { CONFORMANCE_CASES } from './cases';
+export type { Side } from './fake-world';
+export { Endpoint, FakeComm, intraWorld, onEveryInterProcess, onEveryRank } from './fake-world';
 export type { JobResult, LaunchOptions } from './launcher';
 export { killAllJobs, launchJob, runJob } from './launcher';
 export { connectTestRuntime } from './test-runtime';

@@ -1,5 +1,6 @@
 /**
- * An in-process stand-in for the point-to-point layer under `comm.coll`, so that every algorithm
+ * Part of `@ssi/mpi/testing` for coll module authors: an in-process stand-in for the
+ * point-to-point layer under `comm.coll`, so that every algorithm
  * runs on any number of simulated ranks inside one test. It is deliberately strict:
  * - sends are synchronous (complete only when matched), the least buffering MPI allows, so an
  *   algorithm that relies on buffering deadlocks here instead of on a busy network;
@@ -9,7 +10,7 @@
  * - a message longer than the receive buffer is an error, an unknown rank or bad tag too;
  * - at the end nothing may be left unmatched (App. D.2.1).
  */
-import type { CollComm } from '@ssi/mpi';
+import type { CollComm } from '../coll/coll-comm';
 
 interface Message {
   source: Endpoint;
