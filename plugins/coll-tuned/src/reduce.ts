@@ -31,6 +31,20 @@ export async function foldExtras(
 }
 
 /**
+ * Where a reduce accumulates: the root in its receive buffer (its operand copied in unless in
+ * place), everybody else in a copy of its operand.
+ */
+function accumulator(
+  send: NumericArray | null,
+  recv: NumericArray | null,
+  isRoot: boolean,
+): NumericArray {
+  if (!isRoot) return copyOfArray(send!);
+  if (send !== null) recv!.set(send as never);
+  return recv!;
+}
+
+/**
  * Binomial reduce along the recursive-doubling structure: extra ranks fold in, then virtual rank
  * v receives from v + 2^k while bit k of v is clear and sends to v - 2^k at its lowest set bit.
  * Operands combine in exactly the association of `allreduceRecursiveDoubling` (contiguous,
@@ -47,12 +61,7 @@ export async function reduceBinomial(
 ): Promise<void> {
   const c = comm.coll;
   const isRoot = c.rank === root;
-  // The root accumulates in its receive buffer, everybody else in a copy of its operand.
-  let acc: NumericArray;
-  if (isRoot) {
-    acc = recv!;
-    if (send !== null) acc.set(send as never);
-  } else acc = copyOfArray(send!);
+  const acc = accumulator(send, recv, isRoot);
   if (c.size === 1) return;
   let spare: NumericArray | undefined;
   const scratch = () => {
@@ -93,11 +102,7 @@ export async function reduceRing(
 ): Promise<void> {
   const c = comm.coll;
   const isRoot = c.rank === root;
-  let acc: NumericArray;
-  if (isRoot) {
-    acc = recv!;
-    if (send !== null) acc.set(send as never);
-  } else acc = copyOfArray(send!);
+  const acc = accumulator(send, recv, isRoot);
   if (c.size === 1) return;
   await ringReduceScatter(comm, acc, op);
   const { block } = ringBlocks(acc, c.size, op);
