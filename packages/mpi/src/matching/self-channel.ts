@@ -1,6 +1,6 @@
 import { allocMessage } from '../data';
 import type { Proc } from '../proc';
-import { ReqState, ReqType, type RpiRequest } from '../rpi/request';
+import { ReqType, type RpiRequest } from '../rpi/request';
 import { deliverBytes, matchStatus } from './delivery';
 import type { Matcher } from './matcher';
 import { UnexpectedMessage } from './unexpected';
@@ -31,7 +31,6 @@ export class SelfChannel {
     if (recv) {
       matchStatus(recv, me, selfHeader(req, buf));
       deliverBytes(recv, buf, false);
-      req.state = ReqState.DONE;
       this.complete(recv);
       this.complete(req);
       return;
