@@ -1,4 +1,6 @@
 import type { ParamRegistry, VerboseStream } from '@ssi/core';
+import type { RestartPlan } from './cr/image';
+import type { RollbackLog } from './cr/rollback-log';
 import { ErrorClass, MpiError } from './errors';
 import { EntryGate } from './gate';
 import { keepAlive } from './keep-alive';
@@ -6,7 +8,7 @@ import { matchStatus } from './matching/delivery';
 import type { MessageHeader } from './matching/header';
 import { Matcher } from './matching/matcher';
 import { SelfChannel } from './matching/self-channel';
-import type { UnexpectedMessage } from './matching/unexpected';
+import { UnexpectedMessage } from './matching/unexpected';
 import type { Proc } from './proc';
 import { ProcMode } from './proc';
 import { ReqFlag, ReqState, ReqType, RpiRequest } from './rpi/request';
@@ -31,6 +33,10 @@ export class Engine implements RpiHost {
   fast = true;
   /** Set at the start of finalize: lost connections are expected from then on. */
   finalizing = false;
+  /** Kept while a cr module is selected: what a restart would have to do again. */
+  crLog: RollbackLog | null = null;
+  /** After a restart: sends the receivers already consumed complete without being sent again. */
+  private redo: RestartPlan['consumed'] | null = null;
 
   private aHead: RpiRequest | null = null;
   private aTail: RpiRequest | null = null;
@@ -103,7 +109,8 @@ export class Engine implements RpiHost {
       return;
     }
     this.link(req);
-    if (req.proc === this.myProc) this.self.send(req);
+    if (this.redo !== null && this.alreadyConsumed(req)) this.complete(req);
+    else if (req.proc === this.myProc) this.self.send(req);
     else this.actions.start(req);
     if (this.actions.polling && (req.state as number) !== ReqState.DONE) this.poll();
   }
@@ -124,7 +131,7 @@ export class Engine implements RpiHost {
   /** A receive took an unexpected message: status, then whoever queued it finishes the transfer. */
   private take(req: RpiRequest, m: UnexpectedMessage): void {
     matchStatus(req, m.proc, m);
-    if (m.proc === this.myProc) this.self.receive(req, m);
+    if (m.proc === this.myProc || m.restored) this.self.receive(req, m);
     else this.actions.matched(req, m);
   }
 
@@ -168,6 +175,7 @@ export class Engine implements RpiHost {
       if (--this.activeCount === 0) keepAlive.release();
     }
     req.state = ReqState.DONE;
+    if (this.crLog !== null) this.crLog.completed(req);
     const cb = req.onDone;
     if (cb !== null) cb(req);
   }
@@ -200,6 +208,7 @@ export class Engine implements RpiHost {
 
   /** `RpiHost.matchPosted`: the posted receive an arriving message matches, status recorded. */
   matchPosted(proc: Proc, header: MessageHeader): RpiRequest | null {
+    if (header.seq > proc.recvSeq) proc.recvSeq = header.seq;
     if (this.matcher.postedCount === 0) return null;
     const req = this.matcher.takePosted(header.cid, header.rank, header.tag);
     if (req !== null) matchStatus(req, proc, header);
@@ -208,6 +217,7 @@ export class Engine implements RpiHost {
 
   /** `RpiHost.queueUnexpected`. */
   queueUnexpected(msg: UnexpectedMessage): void {
+    if (msg.seq > msg.proc.recvSeq) msg.proc.recvSeq = msg.seq;
     this.matcher.addUnexpected(msg);
   }
 
@@ -293,6 +303,34 @@ export class Engine implements RpiHost {
       }
     }
     this.onPeerFailed(proc, error);
+  }
+
+  // ---- restart from a checkpoint image (the self module) ------------------------------------
+
+  /**
+   * Applies a restart plan before any communication: sequence numbers continue where the
+   * rollback left them, the kept messages are queued again, and sends a receiver consumed before
+   * the checkpoint complete without being sent twice.
+   */
+  applyRestart(plan: RestartPlan): void {
+    for (const p of this.procs) p.sendSeq = plan.sendSeq[p.gps.grank] ?? 0;
+    for (const k of plan.restore) {
+      const proc = this.procs.find((p) => p.gps.grank === k.src)!;
+      const m = new UnexpectedMessage(proc, k, 0);
+      m.data = k.data;
+      m.received = k.length;
+      m.restored = true;
+      if (k.seq > proc.recvSeq) proc.recvSeq = k.seq;
+      this.matcher.addUnexpected(m);
+    }
+    this.redo = plan.consumed;
+  }
+
+  private alreadyConsumed(req: RpiRequest): boolean {
+    if (req.type === ReqType.RECV || req.proc === null) return false;
+    const range = this.redo![req.proc.gps.grank];
+    if (range === undefined || req.seq < range.from || req.seq > range.to) return false;
+    return !range.kept.has(req.seq);
   }
 
   // ---- checkpoint / restart quartet (DESIGN.md §4, App. C.2.16-19) -------------------------

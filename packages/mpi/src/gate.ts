@@ -17,6 +17,8 @@
 export class EntryGate {
   open = true;
   private deferred: (() => void)[] = [];
+  /** Told when a call starts running and when it returns (the cr rollback log), if set. */
+  calls: { callEntered(): void; callReturned(): void } | null = null;
 
   close(): void {
     this.open = false;
@@ -24,16 +26,29 @@ export class EntryGate {
 
   /** An asynchronous entry point: `fn` runs now, or when the gate opens. */
   call<T>(fn: () => Promise<T>): Promise<T> {
-    if (this.open) return fn();
+    if (this.open) return this.calls === null ? fn() : this.counted(fn);
     return new Promise<T>((resolve, reject) => {
       this.deferred.push(() => {
         try {
-          fn().then(resolve, reject);
+          (this.calls === null ? fn() : this.counted(fn)).then(resolve, reject);
         } catch (err) {
           reject(err);
         }
       });
     });
+  }
+
+  private counted<T>(fn: () => Promise<T>): Promise<T> {
+    const calls = this.calls!;
+    calls.callEntered();
+    let p: Promise<T>;
+    try {
+      p = fn();
+    } catch (err) {
+      calls.callReturned();
+      throw err;
+    }
+    return p.finally(() => calls.callReturned());
   }
 
   /** An entry point that returns at once: `fn` runs now, or `held` now and `fn` at reopening. */

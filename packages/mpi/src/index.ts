@@ -141,6 +141,28 @@ export type { HubControlHandler } from './control/hub-control';
 export { HubControl } from './control/hub-control';
 export type { ControlHandler, JobControl } from './control/rank-control';
 export { RankControl } from './control/rank-control';
+export type { KeptMessage, MpiImage, RestartSummary } from './cr/image';
+export { decodeImage, encodeImage } from './cr/image';
+export type { Progress } from './cr/job-checkpoints';
+export { JobCheckpoints } from './cr/job-checkpoints';
+export type { HandlerState } from './cr/rank-checkpoints';
+export type {
+  CheckpointPoint,
+  CheckpointSection,
+  CheckpointWork,
+  CrlamActions,
+  CrlamModule,
+  CrmpiActions,
+  CrmpiModule,
+  JobRecord,
+  RestoredRank,
+  SavedRank,
+  SeriesPlan,
+  SeriesResult,
+} from './cr/types';
+export { CR_RESTART_ENV, CRLAM_API_VERSION, CRMPI_API_VERSION, CrMessage } from './cr/types';
+export type { CheckpointOutcome, CheckpointReader, CheckpointWriter } from './cr/user-api';
+export { CheckpointApi } from './cr/user-api';
 export type { BufferLike, DataKindValue } from './data';
 export {
   allocMessage,

@@ -1,3 +1,4 @@
+import type { RestartSummary } from './cr/image';
 /**
  * The seam between the MPI layer and the run-time environment: everything `MPI.init`,
  * `MPI.finalize`, `abort` and the rpi modules' connection set-up need from whoever started the
@@ -50,6 +51,8 @@ export interface ProcessInfo extends ProcLocation {
    * `@ssi/core`, by name and major.minor.
    */
   modules: Record<string, ModuleChoice>;
+  /** A restarted process's rollback summary (the `self` restart contract), for every other. */
+  restart?: RestartSummary;
 }
 
 /** Out-of-band message tags below this value belong to the MPI layer and its modules. */

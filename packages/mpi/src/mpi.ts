@@ -18,6 +18,12 @@ import {
   THREAD_SINGLE,
 } from './constants';
 import type { JobControl } from './control/rank-control';
+import { selectCrmpi } from './cr/framework';
+import { type MpiImage, planRestart, summaryOf } from './cr/image';
+import { RankCheckpoints } from './cr/rank-checkpoints';
+import { RollbackLog } from './cr/rollback-log';
+import { CR_RESTART_ENV, CrMessage, type RestoredRank } from './cr/types';
+import { CheckpointApi, type CheckpointOutcome, readerOf } from './cr/user-api';
 import { Engine } from './engine';
 import { ERRORS_ARE_FATAL } from './errhandler';
 import { ErrorClass, MpiError } from './errors';
@@ -91,6 +97,9 @@ export class Mpi implements CommHost {
   private abortFollowsPeerLoss = false;
   private verbose!: VerboseStream;
   private readonly cleanups: (() => void)[] = [];
+  /** Checkpoint/restart of this program (`mpi.cr`): handlers, critical sections, requests. */
+  cr!: CheckpointApi;
+  private checkpoints: RankCheckpoints | null = null;
 
   private constructor(readonly runtime: JobRuntime) {}
 
@@ -178,14 +187,30 @@ export class Mpi implements CommHost {
       THREAD_MULTIPLE,
     ) as ThreadLevel;
 
+    // Checkpoint/restart (Ch. 7): a crmpi module when asked for; a restarted rank reads its part.
+    const cr = await selectCrmpi(ctx, write);
+    const restartDir = env[CR_RESTART_ENV];
+    let restored: RestoredRank | null = null;
+    if (restartDir) {
+      if (!cr) {
+        throw new MpiError(
+          ErrorClass.ERR_OTHER,
+          `${CR_RESTART_ENV} is set (a restart from ${restartDir}) but no cr module is selected`,
+        );
+      }
+      restored = await cr.actions.restart(restartDir, runtime.rank);
+    }
+
     // GPS exchange through the launcher (Ch. 5.1.2), with what each rank selected.
     const mine: ProcessInfo = {
       gps: runtime.gps,
       host: runtime.host,
       processorName: runtime.nodeName,
-      // Every job-wide framework's choice goes here (crmpi next): ranks must agree on each.
+      // Every job-wide framework's choice goes here: ranks must agree on each.
       modules: { rpi: { name: choice.name, version: choice.version, origin: choice.origin } },
     };
+    if (cr) mine.modules.crmpi = cr.choice;
+    if (restored) mine.restart = summaryOf(restored.image);
     const all = await withTimeout(runtime.allgather(mine), timeout, 'the GPS exchange');
     checkAgreement(
       all.map((info) => ({
@@ -213,6 +238,11 @@ export class Mpi implements CommHost {
       createVerboseStream(ctx.params, 'rpi', write),
     );
     engine.moduleName = choice.name;
+    if (cr) {
+      engine.crLog = new RollbackLog(() => engine.activeCount);
+      engine.gate.calls = engine.crLog;
+    }
+    if (restored) this.applyRestart(engine, restored.image, all);
     engine.onPeerFailed = (_proc, error) => this.peerFailed(error);
     const rpiFramework = this.framework;
     engine.openModule = (name) => rpiFramework.openByName(name);
@@ -237,6 +267,28 @@ export class Mpi implements CommHost {
     this.COMM_SELF = new Communicator(this, CID_SELF, [myProc], 0, 'COMM_SELF');
     this.registry.add(this.COMM_WORLD);
     this.registry.add(this.COMM_SELF);
+    this.cr = new CheckpointApi(
+      cr?.choice.name ?? '',
+      restored ? readerOf(restored.sections) : null,
+      restored?.series ?? 0,
+      () => runtime.control.ask<CheckpointOutcome>(CrMessage.REQUEST, {}, 24 * 3600_000),
+      ctx.params.get<number>('cr_base_safepoint_ms'),
+    );
+    if (cr) {
+      this.checkpoints = new RankCheckpoints({
+        engine,
+        control: runtime.control,
+        communicators: () => this.registry.list(),
+        module: cr.actions,
+        moduleName: cr.choice.name,
+        api: this.cr,
+        jobId: runtime.jobId,
+        rank: runtime.rank,
+        size: runtime.size,
+        verbose: (level, message) => this.verbose.log(level, message),
+      });
+      await this.checkpoints.start();
+    }
     this.state = 'running';
     this.verbose.log(
       10,
@@ -399,6 +451,7 @@ export class Mpi implements CommHost {
     }
     const engine = this.engine;
     await engine.gate.call(() => Promise.resolve());
+    await this.checkpoints?.closeWindow();
     this.state = 'finalizing';
     if (this.attached) await this.attached.drained();
     const pending = engine.active();
@@ -433,6 +486,20 @@ export class Mpi implements CommHost {
   }
 
   // ---- checkpoint / restart (for the crmpi framework base) -------------------------------
+
+  /** A restarted rank: continues the sequence numbers and queues again what it still had. */
+  private applyRestart(engine: Engine, image: MpiImage, all: readonly ProcessInfo[]): void {
+    const summaries = all.map((info, r) => {
+      if (!info.restart) {
+        throw new MpiError(
+          ErrorClass.ERR_OTHER,
+          `rank ${r} was not restarted from the checkpoint (every rank of a restart must be)`,
+        );
+      }
+      return info.restart;
+    });
+    engine.applyRestart(planRestart(image, summaries));
+  }
 
   /**
    * The rpi checkpoint quartet with the entry gate, for the checkpoint/restart framework:

@@ -29,6 +29,8 @@ export class Proc {
   refcount = 0;
   /** Messages sent to this process (LAM's `p_get_nsnd`); the next message's sequence number. */
   sendSeq = 0;
+  /** Highest sequence number that arrived from this process (a checkpoint records it). */
+  recvSeq = 0;
   /** Hook where the selected rpi module hangs its per-peer state (`p_rpi`). */
   rpi: unknown = null;
   private where: ProcLocation;

@@ -56,10 +56,13 @@ export class Request<T = Status> {
    */
   pend(): void {
     this.phase = 'active';
+    this.comm.engineOf().crLog?.requestOpened();
   }
 
   /** @internal Starts one pass. */
   begin(): void {
+    // Counted before the launch: a receive may complete inside it.
+    if (this.phase !== 'active') this.comm.engineOf().crLog?.requestOpened();
     this.phase = 'active';
     this.value = undefined;
     this.st = undefined;
@@ -150,7 +153,10 @@ export class Request<T = Status> {
 
   /** @internal The value of the completed pass; throws its error through the error handler. */
   consume(): T {
-    if (this.phase === 'complete') this.phase = 'inactive';
+    if (this.phase === 'complete') {
+      this.phase = 'inactive';
+      this.comm.engineOf().crLog?.requestClosed();
+    }
     if (this.err) throw this.comm.raiseSync(this.err, this.call);
     return (this.op.object ? this.value : this.st) as T;
   }
@@ -217,6 +223,9 @@ export class Request<T = Status> {
    * can wait for it any more.
    */
   free(): void {
+    if (this.phase === 'active' || this.phase === 'complete') {
+      this.comm.engineOf().crLog?.requestClosed();
+    }
     if (this.phase === 'active') {
       this.orphan = true;
       return;

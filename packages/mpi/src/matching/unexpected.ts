@@ -32,6 +32,8 @@ export class UnexpectedMessage implements MessageFields {
   waiting: RpiRequest | null = null;
   /** The transport's own state (e.g. the sender's request id for acknowledgements). */
   extra: unknown = null;
+  /** Queued again from a checkpoint at restart: the MPI layer delivers it, no transport. */
+  restored = false;
 
   constructor(
     /** The sending process. */

@@ -1,0 +1,233 @@
+import type { HubControl } from '../control/hub-control';
+import { type CrlamActions, CrMessage, type SavedRank, type SeriesPlan } from './types';
+import type { CheckpointOutcome } from './user-api';
+
+/** Reports the steps of one checkpoint to whoever asked (lamcheckpoint prints them). */
+export type Progress = (text: string) => void;
+
+interface Ready {
+  checkpointable: boolean;
+  reason?: string;
+}
+
+interface Saved {
+  series: number;
+  saved?: SavedRank;
+  error?: string;
+  drainMs: number;
+  saveMs: number;
+}
+
+/** Waits for one message of a type from every rank, or gives up at a deadline. */
+class Collect<T> {
+  readonly got = new Map<number, T>();
+  private done: (() => void) | null = null;
+  constructor(private readonly size: number) {}
+  add(rank: number, value: T): void {
+    this.got.set(rank, value);
+    if (this.got.size === this.size) this.done?.();
+  }
+  wait(ms: number): Promise<boolean> {
+    if (this.got.size === this.size) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const timer = ms > 0 ? setTimeout(() => resolve(false), ms) : undefined;
+      this.done = () => {
+        clearTimeout(timer);
+        resolve(true);
+      };
+    });
+  }
+  missing(): number[] {
+    return Array.from({ length: this.size }, (_, r) => r).filter((r) => !this.got.has(r));
+  }
+  abort(): void {
+    this.done?.();
+  }
+}
+
+/**
+ * mpirun's side of the cr base (the crlam framework's base, Ch. 7.1 and the mpirun plan `003_…`):
+ * the window in which the job is checkpointable (every rank initialized … the first rank started
+ * finalize), requests from `lamcheckpoint`, the application and the interval timer (held until
+ * the window opens, joined when one is already running, refused with a reason otherwise), and the
+ * protocol of one series: prepare (every rank interrupts, retried when a rank is busy) → go (drain
+ * and save) → the crlam module commits → done.
+ */
+export class JobCheckpoints {
+  private readonly ready = new Map<number, Ready>();
+  private finalizing: number | null = null;
+  private ended: string | null = null;
+  private current: Promise<CheckpointOutcome> | null = null;
+  private currentProgress: Progress[] = [];
+  private windowWaiters: (() => void)[] = [];
+  private prepared: Collect<string | undefined> | null = null;
+  private saved: Collect<Saved> | null = null;
+  private attempt = 0;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly control: HubControl,
+    private readonly size: number,
+    private readonly crlam: CrlamActions,
+    private readonly opts: {
+      prepareTimeoutMs: number;
+      prepareAttempts: number;
+      say(line: string): void;
+    },
+  ) {
+    control.on(CrMessage.READY, (rank, p) => this.onReady(rank, p as Ready));
+    control.on(CrMessage.FINALIZING, (rank) => this.onFinalizing(rank));
+    control.on(CrMessage.PREPARED, (rank, p) => {
+      const { attempt, refused } = p as { attempt: number; refused?: string };
+      if (attempt === this.attempt) this.prepared?.add(rank, refused);
+    });
+    control.on(CrMessage.SAVED, (rank, p) => this.saved?.add(rank, p as Saved));
+    control.on(CrMessage.REQUEST, () => this.request(() => {}));
+    if (crlam.interval > 0) {
+      this.timer = setInterval(() => void this.periodic(), crlam.interval * 1000);
+      this.timer.unref();
+    }
+  }
+
+  /** Asks for a checkpoint; resolves with the series written or the reason there is none. */
+  request(progress: Progress): Promise<CheckpointOutcome> {
+    if (this.current) {
+      progress('a checkpoint of this job is already in progress: this request joins it');
+      this.currentProgress.push(progress);
+      return this.current;
+    }
+    this.currentProgress = [progress];
+    const say = (text: string) => {
+      for (const p of this.currentProgress) p(text);
+    };
+    this.current = this.run(say).finally(() => {
+      this.current = null;
+    });
+    return this.current;
+  }
+
+  /** The job is over (or lost a rank): whatever waits is answered. */
+  jobEnded(why: string): void {
+    this.ended = why;
+    clearInterval(this.timer);
+    for (const w of this.windowWaiters.splice(0)) w();
+    this.prepared?.abort();
+    this.saved?.abort();
+  }
+
+  private async periodic(): Promise<void> {
+    const outcome = await this.request(() => {});
+    if (outcome.ok) {
+      this.opts.say(
+        `mpirun: checkpoint series ${outcome.series} (${outcome.bytes} bytes, ${outcome.ms.toFixed(0)} ms)`,
+      );
+    } else if (!this.ended && this.finalizing === null) {
+      this.opts.say(`mpirun: periodic checkpoint not taken: ${outcome.reason}`);
+    }
+  }
+
+  private onReady(rank: number, r: Ready): void {
+    this.ready.set(rank, r);
+    if (this.ready.size === this.size) for (const w of this.windowWaiters.splice(0)) w();
+  }
+
+  private onFinalizing(rank: number): void {
+    if (this.finalizing === null) this.finalizing = rank;
+    for (const w of this.windowWaiters.splice(0)) w();
+    clearInterval(this.timer);
+  }
+
+  /** Why no checkpoint can start now and never will, or null when the window is open. */
+  private closed(): string | null {
+    if (this.ended) return `the job ended: ${this.ended}`;
+    if (this.finalizing !== null) {
+      return `the job is finishing (rank ${this.finalizing} started MPI.finalize): no checkpoint can be taken any more`;
+    }
+    return null;
+  }
+
+  private async openWindow(say: Progress): Promise<string | null> {
+    while (this.ready.size < this.size && !this.closed()) {
+      say(`waiting for every rank to finish MPI.init (${this.ready.size} of ${this.size} ready)`);
+      await new Promise<void>((resolve) => this.windowWaiters.push(resolve));
+    }
+    const closed = this.closed();
+    if (closed) return closed;
+    for (const [rank, r] of [...this.ready].sort((a, b) => a[0] - b[0])) {
+      if (!r.checkpointable) return `rank ${rank}: ${r.reason ?? 'cannot checkpoint'}`;
+    }
+    return null;
+  }
+
+  private async run(say: Progress): Promise<CheckpointOutcome> {
+    const refused = await this.openWindow(say);
+    if (refused) return { ok: false, reason: refused };
+    const t0 = performance.now();
+    const plan = await this.crlam.beginSeries();
+    const interrupted = await this.interruptAll(plan, say);
+    if (interrupted !== null) {
+      await this.crlam.abandonSeries(plan, interrupted);
+      return { ok: false, reason: interrupted };
+    }
+    say(`every rank interrupted; draining and saving series ${plan.series}`);
+    const saved = new Collect<Saved>(this.size);
+    this.saved = saved;
+    this.control.send('all', CrMessage.GO, {
+      series: plan.series,
+      dir: plan.dir,
+      attempt: this.attempt,
+    });
+    await saved.wait(0);
+    this.saved = null;
+    const failure = this.ended
+      ? `the job ended during the checkpoint: ${this.ended}`
+      : failureOf(saved);
+    if (failure) {
+      await this.crlam.abandonSeries(plan, failure);
+      if (!this.ended)
+        this.control.send('all', CrMessage.DONE, { series: plan.series, committed: false });
+      return {
+        ok: false,
+        reason: `series ${plan.series} is incomplete and will not be used: ${failure}`,
+      };
+    }
+    const ranks = [...saved.got.values()].map((s) => s.saved!).sort((a, b) => a.rank - b.rank);
+    const result = await this.crlam.commitSeries(plan, ranks);
+    this.control.send('all', CrMessage.DONE, { series: plan.series, committed: true });
+    const ms = performance.now() - t0;
+    if (result.pruned.length) say(`removed old series ${result.pruned.join(', ')} (keep rule)`);
+    return { ok: true, series: result.series, ms, bytes: result.bytes, dir: result.dir };
+  }
+
+  /** Prepare until every rank interrupted; a busy rank makes everyone back off and retry. */
+  private async interruptAll(plan: SeriesPlan, say: Progress): Promise<string | null> {
+    for (let attempt = 1; attempt <= this.opts.prepareAttempts; attempt++) {
+      const prepared = new Collect<string | undefined>(this.size);
+      this.prepared = prepared;
+      this.attempt++;
+      this.control.send('all', CrMessage.PREPARE, { ...plan, attempt: this.attempt });
+      const all = await prepared.wait(this.opts.prepareTimeoutMs);
+      this.prepared = null;
+      const closed = this.closed();
+      const refusal = [...prepared.got].find(([, why]) => why !== undefined);
+      if (all && !refusal && !closed) return null;
+      this.control.send('all', CrMessage.RETREAT, { attempt: this.attempt });
+      if (closed) return closed;
+      if (refusal) return `rank ${refusal[0]}: ${refusal[1]}`;
+      say(
+        `rank(s) ${prepared.missing().join(', ')} did not interrupt within ${this.opts.prepareTimeoutMs} ms ` +
+          `(computing outside MPI without mpi.cr.safePoint(), or in a critical section); attempt ${attempt} of ${this.opts.prepareAttempts}`,
+      );
+    }
+    return `not every rank could be interrupted in ${this.opts.prepareAttempts} attempts (see cr_base_prepare_timeout)`;
+  }
+}
+
+function failureOf(saved: Collect<Saved>): string | null {
+  const missing = saved.missing();
+  if (missing.length) return `rank(s) ${missing.join(', ')} did not save`;
+  for (const [rank, s] of saved.got) {
+    if (s.error || !s.saved) return s.error ?? `rank ${rank} saved nothing`;
+  }
+  return null;
+}

@@ -1,0 +1,179 @@
+import type { CollActions } from '../coll/types';
+import type { Communicator } from '../comm';
+import type { JobControl } from '../control/rank-control';
+import type { Engine } from '../engine';
+import { takeImage } from './image';
+import { type CheckpointPoint, CrMessage, type CrmpiActions, type SavedRank } from './types';
+import type { CheckpointApi } from './user-api';
+
+/** The handler states of the cr report (§3.2): no request, a request waiting, the handler running. */
+export type HandlerState = 'IDLE' | 'WAITING' | 'RUNNING';
+
+interface Prepare {
+  series: number;
+  dir: string;
+  attempt: number;
+}
+
+/**
+ * A rank's side of the cr base (the crmpi framework's base functions, Ch. 7.2): hears mpirun's
+ * checkpoint messages and runs the phases over the rpi and every live communicator's coll
+ * modules — interrupt (the entry gate closes: MPI calls wait and proceed in order afterwards),
+ * checkpoint (the rpi drains the network; the coll modules prepare), the crmpi module's save,
+ * then continue. A critical section (`mpi.cr.block()`) keeps the request WAITING.
+ */
+export class RankCheckpoints {
+  state: HandlerState = 'IDLE';
+  private prepared: Prepare | null = null;
+  private finalizing = false;
+  private readonly off: (() => void)[] = [];
+
+  constructor(
+    private readonly args: {
+      engine: Engine;
+      control: JobControl;
+      communicators: () => Communicator[];
+      module: CrmpiActions;
+      moduleName: string;
+      api: CheckpointApi;
+      jobId: string;
+      rank: number;
+      size: number;
+      verbose(level: number, message: string): void;
+    },
+  ) {}
+
+  /** Registers the handlers and tells mpirun whether this rank can be checkpointed. */
+  async start(): Promise<void> {
+    const c = this.args.control;
+    this.off.push(
+      c.on(CrMessage.PREPARE, (p) => this.onPrepare(p as Prepare)),
+      c.on(CrMessage.RETREAT, (p) => this.onRetreat((p as { attempt: number }).attempt)),
+      c.on(CrMessage.GO, (p) => this.onGo(p as Prepare)),
+      c.on(CrMessage.DONE, (p) => this.onDone(p as { series: number; committed: boolean })),
+    );
+    const why = await this.whyNotCheckpointable();
+    await c.send(CrMessage.READY, {
+      module: this.args.moduleName,
+      checkpointable: why === null,
+      reason: why ?? undefined,
+    });
+  }
+
+  /** Finalize started: no checkpoint can be taken from now on. */
+  async closeWindow(): Promise<void> {
+    this.finalizing = true;
+    await this.args.control.send(CrMessage.FINALIZING, {}).catch(() => {});
+    for (const off of this.off) off();
+  }
+
+  /** Why the job cannot be checkpointed here now (rpi or coll modules), or null. */
+  async whyNotCheckpointable(): Promise<string | null> {
+    const engine = this.args.engine;
+    if (!engine.canCheckpoint) {
+      return `the rpi \`${engine.moduleName}\` cannot checkpoint: run with --ssi rpi crtcp`;
+    }
+    for (const comm of this.args.communicators()) {
+      const setup = await comm.selectedCollectives;
+      if (!setup) continue;
+      const bad = setup.initialized.find((m) => !m.hasCheckpoint);
+      if (bad) {
+        return `the coll module \`${bad.name}\` of ${comm.name} cannot checkpoint: select checkpointable coll modules`;
+      }
+    }
+    return null;
+  }
+
+  private onPrepare(p: Prepare): void {
+    if (this.finalizing) {
+      void this.reply(p.attempt, 'finalize has started on this rank');
+      return;
+    }
+    this.state = 'WAITING';
+    this.args.api.whenUnblocked(() => void this.interrupt(p));
+  }
+
+  private async interrupt(p: Prepare): Promise<void> {
+    this.state = 'RUNNING';
+    const why = await this.whyNotCheckpointable();
+    if (why !== null) {
+      this.state = 'IDLE';
+      await this.reply(p.attempt, why);
+      return;
+    }
+    await this.args.engine.crInterrupt();
+    await this.eachColl((a, comm) => a.interrupt?.(comm));
+    this.prepared = p;
+    await this.reply(p.attempt, null);
+  }
+
+  private reply(attempt: number, refused: string | null): Promise<void> {
+    return this.args.control.send(CrMessage.PREPARED, { attempt, refused: refused ?? undefined });
+  }
+
+  private async onRetreat(attempt: number): Promise<void> {
+    if (this.prepared?.attempt !== attempt) {
+      // Still waiting in a critical section: forget the request (mpirun asks again).
+      if (this.state === 'WAITING') this.args.api.forgetWaiting();
+      this.state = 'IDLE';
+      return;
+    }
+    this.prepared = null;
+    await this.eachColl((a, comm) => a.continue?.(comm));
+    await this.args.engine.crContinue();
+    this.state = 'IDLE';
+  }
+
+  private async onGo(p: Prepare): Promise<void> {
+    const { engine, rank, size, jobId } = this.args;
+    const point: CheckpointPoint = { jobId, series: p.series, dir: p.dir, rank, size };
+    const t0 = performance.now();
+    let saved: SavedRank | undefined;
+    let error: string | undefined;
+    let drainMs = 0;
+    try {
+      await engine.crCheckpoint();
+      await this.eachColl((a, comm) => a.checkpoint?.(comm));
+      drainMs = performance.now() - t0;
+      const image = takeImage({
+        procs: engine.procs,
+        myProc: engine.myProc,
+        log: engine.crLog!,
+        active: engine.active(),
+        unexpected: engine.matcher.unexpected(),
+      });
+      saved = await this.args.module.checkpoint({
+        point,
+        image,
+        applicationSections: () => this.args.api.collectSections(),
+      });
+    } catch (err) {
+      error = `rank ${rank}: ${(err as Error).message}`;
+      this.args.verbose(0, `checkpoint series ${p.series} failed: ${error}`);
+    }
+    await this.args.control.send(CrMessage.SAVED, {
+      series: p.series,
+      saved,
+      error,
+      drainMs,
+      saveMs: performance.now() - t0 - drainMs,
+    });
+  }
+
+  private async onDone(d: { series: number; committed: boolean }): Promise<void> {
+    this.prepared = null;
+    await this.eachColl((a, comm) => a.continue?.(comm));
+    await this.args.engine.crContinue();
+    await this.args.module.continue?.(d.series, d.committed);
+    this.state = 'IDLE';
+    await this.args.api.fireContinue();
+  }
+
+  /** Runs `fn` over the coll actions of every live communicator that has selected its modules. */
+  private async eachColl(fn: (actions: CollActions, comm: Communicator) => unknown): Promise<void> {
+    for (const comm of this.args.communicators()) {
+      const setup = await comm.selectedCollectives;
+      if (setup) await fn(setup.actions, comm);
+    }
+  }
+}
