@@ -141,6 +141,25 @@ export type { HubControlHandler } from './control/hub-control';
 export { HubControl } from './control/hub-control';
 export type { ControlHandler, JobControl } from './control/rank-control';
 export { RankControl } from './control/rank-control';
+export type {
+  CompleteSeries,
+  IgnoredEntry,
+  RankFile,
+  RankFileMeta,
+  RankFileRecord,
+  RankFileSection,
+  RankFileWriter,
+  SeriesManifest,
+  SeriesStatus,
+} from './cr/store';
+export {
+  CheckpointFileError,
+  CheckpointStore,
+  CheckpointStoreError,
+  MANIFEST_FORMAT,
+  RANK_FILE_MAGIC,
+  RANK_FILE_VERSION,
+} from './cr/store';
 export type { BufferLike, DataKindValue } from './data';
 export {
   allocMessage,
