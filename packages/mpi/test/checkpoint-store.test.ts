@@ -93,7 +93,11 @@ describe('CheckpointStore: writing and reading a series', () => {
     await writeSeries(store, 2);
     await writeSeries(store, 2, false); // series 2 never completes
     expect(await store.nextSeries()).toBe(3); // reserved even though nothing is written yet
-    const concurrent = await Promise.all([store.nextSeries(), store.nextSeries(), store.nextSeries()]);
+    const concurrent = await Promise.all([
+      store.nextSeries(),
+      store.nextSeries(),
+      store.nextSeries(),
+    ]);
     expect(new Set(concurrent).size).toBe(3);
     expect(Math.min(...concurrent)).toBe(4);
   });
@@ -325,7 +329,9 @@ describe('CheckpointStore: bad input', () => {
     writeFileSync(join(root, 'plain-file'), '');
     const notDir = await CheckpointStore.open(join(root, 'plain-file')).catch((e: unknown) => e);
     expect(notDir).toBeInstanceOf(CheckpointStoreError);
-    expect((notDir as Error).message).toMatch(/plain-file.* (is not a directory|cannot be created)/);
+    expect((notDir as Error).message).toMatch(
+      /plain-file.* (is not a directory|cannot be created)/,
+    );
     await expect(CheckpointStore.open(join(root, 'plain-file', 'below'))).rejects.toThrow(
       /checkpoint directory .*plain-file\/below cannot be created/,
     );
