@@ -59,15 +59,22 @@ export class CheckpointStore {
     readonly dir: string,
   ) {}
 
-  /** Opens (creating it and its parents if need be) a checkpoint directory this user can write. */
-  static async open(dir: string): Promise<CheckpointStore> {
+  /**
+   * Opens a checkpoint directory this user can write, creating it and its parents unless
+   * `create: false` (a restart reads an existing one: a mistyped path is an error, not a new store).
+   */
+  static async open(dir: string, opts: { create?: boolean } = {}): Promise<CheckpointStore> {
     if (typeof dir !== 'string' || dir === '') {
       throw new CheckpointStoreError('a checkpoint directory must be a non-empty path');
     }
     const abs = resolve(dir);
     try {
-      await mkdir(abs, { recursive: true, mode: 0o700 });
+      if (opts.create === false) await stat(abs);
+      else await mkdir(abs, { recursive: true, mode: 0o700 });
     } catch (err) {
+      if (opts.create === false) {
+        throw new CheckpointStoreError(`checkpoint directory ${abs} does not exist`);
+      }
       throw new CheckpointStoreError(
         `checkpoint directory ${abs} cannot be created: ${(err as Error).message}`,
       );
