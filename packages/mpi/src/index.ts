@@ -163,6 +163,25 @@ export type {
 export { CR_RESTART_ENV, CRLAM_API_VERSION, CRMPI_API_VERSION, CrMessage } from './cr/types';
 export type { CheckpointOutcome, CheckpointReader, CheckpointWriter } from './cr/user-api';
 export { CheckpointApi } from './cr/user-api';
+export type {
+  CompleteSeries,
+  IgnoredEntry,
+  RankFile,
+  RankFileMeta,
+  RankFileRecord,
+  RankFileSection,
+  RankFileWriter,
+  SeriesManifest,
+  SeriesStatus,
+} from './cr/store';
+export {
+  CheckpointFileError,
+  CheckpointStore,
+  CheckpointStoreError,
+  MANIFEST_FORMAT,
+  RANK_FILE_MAGIC,
+  RANK_FILE_VERSION,
+} from './cr/store';
 export type { BufferLike, DataKindValue } from './data';
 export {
   allocMessage,

@@ -1,0 +1,48 @@
+import { requestCheckpoint } from '../mpirun/checkpoint-client';
+import { UsageError } from '../run-command';
+
+const USAGE = `usage: lamcheckpoint <mpirun pid | job id> [--timeout <seconds>]
+Asks a running job for a checkpoint: mpirun (started with --ssi cr <module>) propagates it to
+every rank and writes a new series into the job's checkpoint directory. Progress is shown as it
+happens; at the end the series number, bytes written and time taken. Default timeout 600 s.`;
+
+const DEFAULT_TIMEOUT_S = 600;
+
+/** lamcheckpoint: 0 when a series was written, 1 when refused / unreachable, 2 for usage errors. */
+export async function main(argv: string[]): Promise<number> {
+  const { target, timeoutS } = parseArgs(argv);
+  const reply = await requestCheckpoint(target, {
+    timeoutMs: timeoutS * 1000,
+    onProgress: (text) => process.stdout.write(`${text}\n`),
+  });
+  if (reply.event === 'done') {
+    process.stdout.write(
+      `checkpoint series ${reply.series} of job ${reply.job}: ${reply.bytes} bytes in ${reply.ms} ms → ${reply.dir}\n`,
+    );
+    return 0;
+  }
+  const prefix = reply.event === 'refused' ? 'checkpoint refused: ' : '';
+  process.stderr.write(`lamcheckpoint: ${prefix}${reply.reason}\n`);
+  return 1;
+}
+
+function parseArgs(argv: string[]): { target: string; timeoutS: number } {
+  let target: string | undefined;
+  let timeoutS = DEFAULT_TIMEOUT_S;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === '-h' || arg === '--help') throw new UsageError(USAGE, 0);
+    if (arg === '--timeout') {
+      const value = argv[++i];
+      timeoutS = Number(value);
+      if (value === undefined || !Number.isFinite(timeoutS) || timeoutS <= 0) {
+        throw new UsageError(`--timeout needs a number of seconds > 0 (got ${value})\n${USAGE}`);
+      }
+    } else if (arg.startsWith('-')) throw new UsageError(`unknown option ${arg}\n${USAGE}`);
+    else if (target !== undefined) throw new UsageError(`unexpected argument ${arg}\n${USAGE}`);
+    else target = arg;
+  }
+  if (target === undefined)
+    throw new UsageError(`which job? give mpirun's pid or the job id\n${USAGE}`);
+  return { target, timeoutS };
+}
