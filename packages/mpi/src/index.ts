@@ -147,23 +147,6 @@ export type { Progress } from './cr/job-checkpoints';
 export { JobCheckpoints } from './cr/job-checkpoints';
 export type { HandlerState } from './cr/rank-checkpoints';
 export type {
-  CheckpointPoint,
-  CheckpointSection,
-  CheckpointWork,
-  CrlamActions,
-  CrlamModule,
-  CrmpiActions,
-  CrmpiModule,
-  JobRecord,
-  RestoredRank,
-  SavedRank,
-  SeriesPlan,
-  SeriesResult,
-} from './cr/types';
-export { CR_RESTART_ENV, CRLAM_API_VERSION, CRMPI_API_VERSION, CrMessage } from './cr/types';
-export type { CheckpointOutcome, CheckpointReader, CheckpointWriter } from './cr/user-api';
-export { CheckpointApi } from './cr/user-api';
-export type {
   CompleteSeries,
   IgnoredEntry,
   RankFile,
@@ -182,6 +165,23 @@ export {
   RANK_FILE_MAGIC,
   RANK_FILE_VERSION,
 } from './cr/store';
+export type {
+  CheckpointPoint,
+  CheckpointSection,
+  CheckpointWork,
+  CrlamActions,
+  CrlamModule,
+  CrmpiActions,
+  CrmpiModule,
+  JobRecord,
+  RestoredRank,
+  SavedRank,
+  SeriesPlan,
+  SeriesResult,
+} from './cr/types';
+export { CR_RESTART_ENV, CRLAM_API_VERSION, CRMPI_API_VERSION, CrMessage } from './cr/types';
+export type { CheckpointOutcome, CheckpointReader, CheckpointWriter } from './cr/user-api';
+export { CheckpointApi } from './cr/user-api';
 export type { BufferLike, DataKindValue } from './data';
 export {
   allocMessage,

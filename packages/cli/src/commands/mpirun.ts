@@ -1,33 +1,103 @@
+import type { JobRecord } from '@ssi/mpi';
+import { CR_RESTART_ENV } from '@ssi/mpi';
 import { createCliContext, reportProblems } from '../cli-context';
 import { readAppSchema } from '../mpirun/app-schema';
-import { parseMpirunArgs, programStart } from '../mpirun/args';
-import { runJob } from '../mpirun/job';
-import { placeJob } from '../mpirun/placement';
+import { type JobPart, parseMpirunArgs, parsePart, programStart, USAGE } from '../mpirun/args';
+import { setUpCheckpointing } from '../mpirun/checkpointing';
+import { newJobId, runJob } from '../mpirun/job';
+import { type Placement, placeJob } from '../mpirun/placement';
 import { commandFor } from '../mpirun/program-command';
+import { inheritedSsiArgs, type RestartJob, readRestart, restartParts } from '../mpirun/restart';
 import { openUniverse } from '../mpirun/universe';
+import { UsageError } from '../run-command';
+
+/** `mpirun --cr-restart <series dir> [options]`: what lamrestart hands over. */
+const CR_RESTART = '--cr-restart';
 
 export async function main(argv: string[]): Promise<number> {
-  const ctx = createCliContext(argv, programStart(argv));
-  const args = parseMpirunArgs(ctx.rest);
-  reportProblems(ctx);
+  let restart: RestartJob | undefined;
+  if (argv[0] === CR_RESTART) {
+    if (!argv[1]) throw new UsageError(`${CR_RESTART} needs a series directory`);
+    restart = await readRestart(argv[1]);
+    process.chdir(restart.record.cwd); // the programs and their paths are the checkpointed job's
+    argv = [...inheritedSsiArgs(restart.record, argv.slice(2)), ...argv.slice(2)];
+  }
+  const ctx = createCliContext(argv, restart ? argv.length : programStart(argv));
   const say = (line: string) => process.stderr.write(`${line}\n`);
-  const parts = args.schemaFile ? readAppSchema(args.schemaFile) : args.parts;
+  const { parts, noWait, prefix, verbose } = restart
+    ? restartArgs(ctx.rest, restart)
+    : jobArgs(ctx.rest);
+  reportProblems(ctx);
   for (const part of parts) commandFor(part.argv, process.cwd()); // a missing program fails here
   const universe = await openUniverse(ctx, say, {
-    verbose: args.verbose,
+    verbose,
     // A private universe ends with mpirun, and so would a job that outlives it.
-    embeddedRefusal: args.noWait ? '-nw needs a running universe: run lamboot first' : undefined,
+    embeddedRefusal: noWait ? '-nw needs a running universe: run lamboot first' : undefined,
   });
   try {
     const placements = placeJob(parts, await universe.client.universe());
-    return await runJob(universe.client, placements, {
-      ssiEnv: ctx.params.toEnvironment(),
-      noWait: args.noWait,
-      prefix: args.prefix,
-      verbose: args.verbose,
-      say,
-    });
+    if (restart && placements.length !== restart.manifest.size) {
+      throw new UsageError(
+        `the checkpoint is of ${restart.manifest.size} process(es) but the restart places ${placements.length}`,
+        1,
+      );
+    }
+    const ssiEnv = ctx.params.toEnvironment();
+    const jobId = newJobId(universe.client);
+    const cr = noWait
+      ? null
+      : await setUpCheckpointing(ctx, jobId, recordOf(placements, ssiEnv), say);
+    let code = 1;
+    try {
+      code = await runJob(universe.client, placements, {
+        ssiEnv,
+        jobId,
+        rankEnv: restart ? { [CR_RESTART_ENV]: restart.seriesDir } : undefined,
+        noWait,
+        prefix,
+        verbose,
+        say,
+        control: cr ? (control, job) => cr.attach(control, job.size) : undefined,
+      });
+    } finally {
+      await cr?.close(`it exited with status ${code}`);
+    }
+    return code;
   } finally {
     await universe.release();
   }
+}
+
+function jobArgs(rest: readonly string[]) {
+  const args = parseMpirunArgs(rest);
+  const parts = args.schemaFile ? readAppSchema(args.schemaFile) : args.parts;
+  return { ...args, parts };
+}
+
+/** A restart's command line: nodes to move to, and mpirun's flags; the programs are recorded. */
+function restartArgs(rest: readonly string[], restart: RestartJob) {
+  const part = parsePart(rest, 'the restart command line');
+  if (part.argv.length > 0 || part.np !== undefined) {
+    throw new UsageError(
+      `a restart runs the checkpointed programs with their process counts; give only nodes and options (got ${[...part.argv].join(' ') || `-np ${part.np}`})\n${USAGE}`,
+    );
+  }
+  for (const f of part.flags) {
+    if (!['--no-prefix', '-v'].includes(f))
+      throw new UsageError(`${f} cannot be used with a restart`);
+  }
+  return {
+    parts: restartParts(restart.record, part.where),
+    noWait: false,
+    prefix: !part.flags.includes('--no-prefix'),
+    verbose: part.flags.includes('-v'),
+  };
+}
+
+/** What a series manifest records of the job: enough to start it again elsewhere. */
+function recordOf(placements: readonly Placement[], ssiEnv: Record<string, string>): JobRecord {
+  const parts = [...new Set(placements.map((p) => p.part))].map(
+    (part): JobPart => ({ ...part, np: placements.filter((p) => p.part === part).length }),
+  );
+  return { parts, ssiEnv, size: placements.length, cwd: process.cwd() };
 }

@@ -19,6 +19,15 @@ export interface JobOptions {
    * type, payload)`. Not called under -nw (rank 0 is the hub then).
    */
   control?: (control: HubControl, job: { jobId: string; size: number }) => void;
+  /** The job id (default: a new one, `newJobId`). */
+  jobId?: string;
+  /** More environment for every rank (a restart's series directory). */
+  rankEnv?: Record<string, string>;
+}
+
+/** A job id unique on this machine: node, mpirun pid, random. */
+export function newJobId(client: LamClient): string {
+  return `${client.node}-${process.pid}-${randomBytes(4).toString('hex')}`;
 }
 
 /** How long an abort that follows a lost connection waits for the report of that death. */
@@ -58,7 +67,7 @@ export async function runJob(
   opts: JobOptions,
 ): Promise<number> {
   const size = placements.length;
-  const jobId = `${client.node}-${process.pid}-${randomBytes(4).toString('hex')}`;
+  const jobId = opts.jobId ?? newJobId(client);
   const secret = randomBytes(32).toString('hex');
   const ranks: Rank[] = placements.map((p) => ({
     placement: p,
@@ -98,6 +107,7 @@ export async function runJob(
   const envFor = (p: Placement, hubAddress: string): Record<string, string> => ({
     ...exportedEnv(p.part.exports),
     ...opts.ssiEnv,
+    ...opts.rankEnv,
     [JOB_ENV.JOB_ID]: jobId,
     [JOB_ENV.RANK]: String(p.rank),
     [JOB_ENV.SIZE]: String(size),

@@ -1,0 +1,82 @@
+import type { SsiContext } from '@ssi/core';
+import { Framework } from '@ssi/core';
+import {
+  type CrlamActions,
+  type CrlamModule,
+  type HubControl,
+  JobCheckpoints,
+  type JobRecord,
+  registerMpiParams,
+} from '@ssi/mpi';
+import { CheckpointRequestServer } from './checkpoint-requests';
+
+/** mpirun's checkpoint/restart part of one job: the crlam module, the protocol, the listener. */
+export interface JobCheckpointing {
+  /** The selected cr module. */
+  module: string;
+  /** Hooks the job's control channel (synchronously: before any rank can speak). */
+  attach(control: HubControl, size: number): void;
+  /** The job is over: whatever waits is answered, the listener closes. */
+  close(why: string): Promise<void>;
+}
+
+/**
+ * Sets up checkpointing when the user selected a cr module (`--ssi cr self`): opens the crlam
+ * half of that name, which decides where series go, and listens for `lamcheckpoint`. Returns
+ * null when no cr module is asked for (the job is then not checkpointable and says so).
+ */
+export async function setUpCheckpointing(
+  ctx: SsiContext,
+  jobId: string,
+  job: JobRecord,
+  say: (line: string) => void,
+): Promise<JobCheckpointing | null> {
+  const raw = ctx.params.rawSetting('cr')?.raw;
+  if (typeof raw !== 'string' || raw.trim() === '' || raw.trim().startsWith('^')) return null;
+  registerMpiParams(ctx.params);
+  const fw = new Framework<CrlamModule>('crlam', {
+    params: ctx.params,
+    discovery: ctx.discovery,
+    write: (line) => say(`mpirun: ${line}`),
+  });
+  await fw.open();
+  const selection = await fw.select(async (m) =>
+    typeof m.query === 'function' && typeof m.init === 'function'
+      ? m.query({ params: ctx.params })
+      : 'it is not a crlam module of this API (no query/init function)',
+  );
+  await fw.closeAllBut([selection.name]);
+  const actions: CrlamActions = await selection.module.init({
+    params: ctx.params,
+    jobId,
+    job,
+    verbose: (level, message) => fw.verbose.log(level, message),
+  });
+  let checkpoints: JobCheckpoints | null = null;
+  let server: Promise<CheckpointRequestServer | null> = Promise.resolve(null);
+  return {
+    module: selection.name,
+    attach(control, size) {
+      const jc = new JobCheckpoints(control, size, actions, {
+        prepareTimeoutMs: ctx.params.get<number>('cr_base_prepare_timeout'),
+        prepareAttempts: ctx.params.get<number>('cr_base_prepare_attempts'),
+        say,
+      });
+      checkpoints = jc;
+      server = CheckpointRequestServer.start({
+        pid: process.pid,
+        jobId,
+        handler: (progress) => jc.request(progress),
+      }).catch((err: Error) => {
+        say(`mpirun: warning: lamcheckpoint cannot reach this job: ${err.message}`);
+        return null;
+      });
+    },
+    async close(why) {
+      checkpoints?.jobEnded(why);
+      await (await server)?.close();
+      await actions.finalize?.();
+      await fw.close();
+    },
+  };
+}
