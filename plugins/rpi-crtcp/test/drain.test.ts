@@ -79,4 +79,26 @@ describe('crtcp: a checkpoint drains every channel (Fig. 7.8)', () => {
     expect(r.output).toMatch(/crtcp: rank 0 drained \d+ bytes, \d+ messages from/);
     if (mode === 'restart') expect(r.output).toMatch(/crtcp: rank 0 reconnected to/);
   });
+
+  it.each([
+    [2, 'continue'],
+    [4, 'restart'],
+  ])(
+    '%i ranks, megabytes of eager data on the wire at the checkpoint, then %s',
+    async (np, mode) => {
+      const rounds = 1;
+      const r = await launchJob({
+        np,
+        program,
+        args: [mode, String(rounds), String(6 << 20)],
+        ssi: { rpi: 'crtcp', rpi_tcp_short: 8 << 20, rpi_verbose: 1 },
+        timeoutMs: 120_000,
+        label: `drain-job ${mode} on ${np} ranks, 6 MiB eager`,
+      });
+      expect(r.ok, explain(r)).toBe(true);
+      expectPairsAgree(drains(r.output), np, rounds);
+      const drained = drains(r.output).reduce((s, d) => s + d.bytes, 0);
+      expect(drained).toBeGreaterThan(0);
+    },
+  );
 });

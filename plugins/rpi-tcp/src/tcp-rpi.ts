@@ -750,7 +750,7 @@ export class TcpRpi implements TcpTransport, ConnectionOwner {
         throw new MpiError(
           ErrorClass.ERR_OTHER,
           `rpi tcp: reconnect: a frame from ${peer} is half read; drain every connection ` +
-            '(whenReceived with the peer\'s byte count) before reconnecting',
+            "(whenReceived with the peer's byte count) before reconnecting",
         );
       }
     }
