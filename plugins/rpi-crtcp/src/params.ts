@@ -13,6 +13,6 @@ export const params = {
   drain_timeout: {
     type: 'int',
     default: 60000,
-    help: "Milliseconds a checkpoint waits for the peers' byte counts and for every channel to drain (and a restart for new connections) before failing",
+    help: "Milliseconds a checkpoint waits for the peers' byte counts and for every channel to drain before failing (a restart's new connections wait rpi_tcp_connect_timeout)",
   },
 } satisfies Record<string, ParamSpec>;
