@@ -67,6 +67,16 @@ export interface ConnectionOwner {
 }
 
 /**
+ * A write kept back while the connection is held (`hold`): the envelope (and a small payload)
+ * copied, or a large payload by reference with the send it belongs to (told when it is flushed).
+ */
+interface HeldWrite {
+  head: Buffer;
+  payload: Uint8Array | null;
+  req: RpiRequest | null;
+}
+
+/**
  * One TCP connection of the full mesh: authentication, the envelope/body read state machine
  * with reads straight into posted receive buffers, and writes that avoid allocation (small
  * messages are copied into a per-connection outbox; large ones go out as header + payload in
@@ -81,8 +91,10 @@ export class Connection {
   private readonly answeredBySid = new Map<number, number>();
   /** Unexpected synchronous / rendezvous messages from this peer, by sender request id (cancel). */
   readonly unexpectedBySid = new Map<number, UnexpectedMessage>();
-  /** Receiver-initiated rendezvous with this peer, both directions. */
-  readonly credits = new PeerCredits<RpiRequest>();
+  /** Receiver-initiated rendezvous with this peer, both directions (kept across a reconnect). */
+  credits = new PeerCredits<RpiRequest>();
+  /** How many connections to this peer there have been: 1, plus one per reconnect (`adopt`). */
+  generation = 1;
   readonly ready: Promise<void>;
   closing = false;
   /** The envelope being handled (one record per connection, refilled for every envelope). */
@@ -92,6 +104,10 @@ export class Connection {
   bytesIn = 0;
   /** `whenReceived` calls waiting for `bytesIn` to reach their count. */
   private drainWaiters: { bytes: number; resolve: () => void }[] = [];
+  /** Writes kept back while a checkpoint holds the connection (null: not holding). */
+  private heldWrites: HeldWrite[] | null = null;
+  /** Bytes in `heldWrites`. */
+  heldBytes = 0;
 
   private rstate: number;
   private readonly hdr = Buffer.allocUnsafe(Math.max(ENVELOPE_BYTES, RESPONSE_BYTES, HELLO_BYTES));
@@ -442,6 +458,73 @@ export class Connection {
     return off;
   }
 
+  /** Nothing half-read: the reader stands between two frames (a drained connection does). */
+  get atFrameBoundary(): boolean {
+    return this.rstate === R_HEADER && this.hdrFill === 0;
+  }
+
+  /**
+   * Takes over the protocol state of the connection to the same peer it replaces (reconnect
+   * after a drain): rendezvous asked and answered, unexpected messages a cancel may still name,
+   * and the writes held meanwhile. Credits the peer gave are forgotten (the peer still accepts a
+   * request to send for its posted receive; a credit only saves a round trip), so both sides
+   * stay consistent whatever the old connection last carried.
+   */
+  adopt(old: Connection): void {
+    for (const [sid, rid] of old.answeredBySid) this.answeredBySid.set(sid, rid);
+    for (const [sid, m] of old.unexpectedBySid) this.unexpectedBySid.set(sid, m);
+    this.expectingSecond = old.expectingSecond;
+    this.credits = old.credits;
+    this.credits.forgetHeld();
+    this.heldWrites = old.heldWrites;
+    this.heldBytes = old.heldBytes;
+    old.heldWrites = null;
+    old.heldBytes = 0;
+    this.generation = old.generation + 1;
+  }
+
+  // ---- holding writes (a checkpoint's drain) -------------------------------------------------
+
+  /** From now on every protocol write is kept back (not written, not counted) until `release`. */
+  hold(): void {
+    if (this.heldWrites === null) this.heldWrites = [];
+  }
+
+  get holding(): boolean {
+    return this.heldWrites !== null;
+  }
+
+  private keepBack(w: HeldWrite): void {
+    this.heldWrites!.push(w);
+    this.heldBytes += w.head.byteLength + (w.payload === null ? 0 : w.payload.byteLength);
+  }
+
+  /** Writes what was held, in order, and stops holding. */
+  release(): void {
+    const held = this.heldWrites;
+    if (held === null) return;
+    this.heldWrites = null;
+    this.heldBytes = 0;
+    const socket = this.socket;
+    for (const { head, payload, req } of held) {
+      if (payload === null) {
+        this.bytesOut += head.byteLength;
+        socket.write(head);
+        continue;
+      }
+      this.bytesOut += head.byteLength + payload.byteLength;
+      socket.cork();
+      socket.write(head);
+      socket.write(payload, this.onFlushed);
+      socket.uncork();
+      const flushed = socket.writableLength === 0;
+      this.fqReq.push(flushed ? null : req);
+      this.fqId.push(req!.id);
+      this.fqSeq.push(req!.seq);
+      if (flushed) this.owner.sendFlushed(req!);
+    }
+  }
+
   // ---- writing -----------------------------------------------------------------------------
 
   /** A handshake write, counted. */
@@ -472,6 +555,13 @@ export class Connection {
   ): void {
     const plen = payload === null ? 0 : payload.byteLength;
     const total = ENVELOPE_BYTES + plen;
+    if (this.heldWrites !== null) {
+      const head = Buffer.allocUnsafe(total);
+      writeEnvelope(head, 0, length, tag, flags, rank, cid, seq, sid, rid);
+      if (plen > 0) head.set(payload!, ENVELOPE_BYTES);
+      this.keepBack({ head, payload: null, req: null });
+      return;
+    }
     if (this.outPos + total > this.outbox.length) {
       this.outbox = Buffer.allocUnsafeSlow(Math.max(OUTBOX_BYTES, total));
       this.outPos = 0;
@@ -504,6 +594,12 @@ export class Connection {
     rid: number,
     payload: Uint8Array,
   ): boolean {
+    if (this.heldWrites !== null) {
+      const head = Buffer.allocUnsafe(ENVELOPE_BYTES);
+      writeEnvelope(head, 0, length, tag, flags, rank, cid, seq, sid, rid);
+      this.keepBack({ head, payload, req });
+      return false;
+    }
     if (this.outPos + ENVELOPE_BYTES > this.outbox.length) {
       this.outbox = Buffer.allocUnsafeSlow(OUTBOX_BYTES);
       this.outPos = 0;

@@ -130,6 +130,12 @@ export class PeerCredits<Ask = unknown> {
     this.received = (this.received + 1) >>> 0;
   }
 
+  /** Forgets the credits the peer gave (a new connection replaces the old one). */
+  forgetHeld(): void {
+    this.held.length = 0;
+    this.pendingAsk = null;
+  }
+
   /** Forgets everything (the connection is gone). */
   clear(): void {
     this.held.length = 0;

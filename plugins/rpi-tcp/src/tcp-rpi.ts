@@ -99,13 +99,21 @@ export class TcpRpi implements TcpTransport, ConnectionOwner {
 
   // ---- set-up (addprocs, C.2.5) --------------------------------------------------------------
 
-  /**
-   * Opens a socket to every new process, in process-list order: each process listens, sends its
-   * address to every process after it in the list (out-of-band), connects to every process
-   * before it, and accepts the rest. Nobody waits on a process later in the list before having
-   * sent its own address, so the set-up cannot deadlock; a missing peer fails with a timeout.
-   */
+  /** Opens a socket to every new process (see `connectMesh`). */
   async addprocs(procs: Proc[]): Promise<void> {
+    const me = this.host.myProc;
+    await this.connectMesh(procs.filter((p) => p !== me));
+  }
+
+  /**
+   * Opens a socket to every process of `peers`, in process-list order: each process listens,
+   * sends its address to every process after it in the list (out-of-band), connects to every
+   * process before it, and accepts the rest. Nobody waits on a process later in the list before
+   * having sent its own address, so the set-up cannot deadlock; a missing peer fails with a
+   * timeout. A connection is registered when its handshake is done (`established`); one that
+   * replaces an older connection to the same peer takes over its protocol state then.
+   */
+  private async connectMesh(peerList: readonly Proc[]): Promise<void> {
     const me = this.host.myProc;
     const rt = this.host.runtime;
     const address = this.settings.address || me.host || rt.host;
@@ -113,7 +121,7 @@ export class TcpRpi implements TcpTransport, ConnectionOwner {
     this.server = server;
     const port = (server.address() as net.AddressInfo).port;
     this.host.verbose(10, `tcp: rank ${this.myRank} listening on ${address}:${port}`);
-    const peers = [...procs].filter((p) => p !== me).sort((a, b) => a.listIndex - b.listIndex);
+    const peers = [...peerList].sort((a, b) => a.listIndex - b.listIndex);
     const later = peers.filter((p) => p.listIndex > me.listIndex);
     const earlier = peers.filter((p) => p.listIndex < me.listIndex);
 
@@ -154,7 +162,6 @@ export class TcpRpi implements TcpTransport, ConnectionOwner {
         address,
         this.settings.noDelay,
       );
-      this.conns.set(proc, conn);
       await Promise.race([
         conn.ready.catch((err: Error) => {
           throw new MpiError(
@@ -202,13 +209,20 @@ export class TcpRpi implements TcpTransport, ConnectionOwner {
     return w ? w.proc : null;
   }
 
+  /**
+   * A connection finished its handshake: it becomes the peer's connection. One that replaces
+   * an older connection (reconnect) takes over its protocol state and held writes first, in
+   * the same turn, so nothing can be written to it before them.
+   */
   established(conn: Connection): void {
     const proc = conn.proc!;
     this.tuneSocket(conn);
+    const old = this.conns.get(proc);
+    if (old !== undefined && old !== conn) conn.adopt(old);
+    this.conns.set(proc, conn);
     const w = this.waitingAccept.get(proc.gps.grank);
     if (w) {
       this.waitingAccept.delete(proc.gps.grank);
-      this.conns.set(proc, conn);
       w.resolve(conn);
     }
   }
@@ -681,7 +695,69 @@ export class TcpRpi implements TcpTransport, ConnectionOwner {
 
   traffic(proc: Proc): TcpTraffic {
     const conn = this.connectionTo(proc, 'traffic');
-    return { sent: conn.bytesOut, received: conn.bytesIn };
+    return {
+      sent: conn.bytesOut,
+      received: conn.bytesIn,
+      queued: conn.queued,
+      held: conn.heldBytes,
+      messagesSent: conn.credits.sent,
+      messagesReceived: conn.credits.received,
+      connection: conn.generation,
+    };
+  }
+
+  holdWrites(): void {
+    for (const conn of this.conns.values()) conn.hold();
+  }
+
+  releaseWrites(): void {
+    for (const conn of this.conns.values()) conn.release();
+  }
+
+  async whenFlushed(timeoutMs: number): Promise<void> {
+    const conns = [...this.conns.values()];
+    const pending = () => conns.filter((c) => c.queued > 0 && !c.socket.destroyed);
+    const flushed = (async () => {
+      // Rarely anything is queued (the peers read all the time): poll instead of hooking writes.
+      while (pending().length > 0) await new Promise((r) => setTimeout(r, 1));
+    })();
+    await withDeadline(
+      flushed,
+      timeoutMs,
+      () =>
+        new MpiError(
+          ErrorClass.ERR_OTHER,
+          `rpi tcp: whenFlushed: after ${timeoutMs} ms bytes are still queued for ` +
+            pending()
+              .map((c) => `${c.proc!.describe()} (${c.queued})`)
+              .join(', '),
+        ),
+    );
+  }
+
+  async reconnect(): Promise<void> {
+    const old = [...this.conns.values()];
+    for (const conn of old) {
+      const peer = conn.proc!.describe();
+      if (!conn.holding) {
+        throw new MpiError(
+          ErrorClass.ERR_OTHER,
+          `rpi tcp: reconnect: the connection to ${peer} is not held; call holdWrites() and drain ` +
+            'every connection (traffic/whenReceived) before reconnecting',
+        );
+      }
+      if (!conn.atFrameBoundary) {
+        throw new MpiError(
+          ErrorClass.ERR_OTHER,
+          `rpi tcp: reconnect: a frame from ${peer} is half read; drain every connection ` +
+            "(whenReceived with the peer's byte count) before reconnecting",
+        );
+      }
+    }
+    // From here on the old connections' ends are expected: no peer failure (see `closed`).
+    for (const conn of old) conn.closing = true;
+    await this.connectMesh(old.map((c) => c.proc!));
+    await Promise.all(old.map((c) => c.close()));
   }
 
   whenReceived(proc: Proc, bytes: number, timeoutMs: number): Promise<void> {

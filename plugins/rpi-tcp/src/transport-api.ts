@@ -4,12 +4,27 @@ import type { Proc, RpiActions } from '@ssi/mpi';
  * The version of the tcp transport surface: what modules built on tcp (crtcp, sm's off-node
  * path, third parties) may rely on. Same rules as SSI type APIs: a minor adds, a major breaks.
  */
-export const TCP_TRANSPORT_API = '1.0.0';
+export const TCP_TRANSPORT_API = '1.1.0';
 
-/** Bytes on one connection, everything written and read included (handshake too). */
+/**
+ * One connection's counters. Bytes count everything written and read on the current connection
+ * (handshake too); a reconnect starts them again from 0 on both sides.
+ */
 export interface TcpTraffic {
+  /** Bytes handed to the socket (held writes are not counted until released). */
   sent: number;
+  /** Bytes read from the socket and handled. */
   received: number;
+  /** Since 1.1: bytes handed to the socket that have not reached the kernel yet. */
+  queued: number;
+  /** Since 1.1: bytes of writes held back by `holdWrites` (not yet handed to the socket). */
+  held: number;
+  /** Since 1.1: MPI messages (eager envelopes and requests to send) written, mod 2^32. */
+  messagesSent: number;
+  /** Since 1.1: MPI messages read, mod 2^32. */
+  messagesReceived: number;
+  /** Since 1.1: which connection to this peer this is: 1, plus one per `reconnect`. */
+  connection: number;
 }
 
 /**
@@ -37,4 +52,29 @@ export interface TcpTransport extends RpiActions {
    * `timeoutMs`, naming the peer and both counts.
    */
   whenReceived(proc: Proc, bytes: number, timeoutMs: number): Promise<void>;
+  /**
+   * Since 1.1. From now on every write the protocol starts by itself on any connection
+   * (clear to send, rendezvous bodies, acknowledgements, credits, cancel answers) is held back,
+   * neither written nor counted in `sent`, until `releaseWrites`: with no new MPI call (a
+   * checkpoint's closed entry gate) the counters then stop moving, and a drain can settle.
+   * Reading goes on as usual.
+   */
+  holdWrites(): void;
+  /** Since 1.1. Writes what was held, in the order it was started, and stops holding. */
+  releaseWrites(): void;
+  /**
+   * Since 1.1. Resolves once every byte handed to the sockets reached the kernel (`queued` is
+   * 0 everywhere); rejects after `timeoutMs`, naming the peers and their queued bytes.
+   */
+  whenFlushed(timeoutMs: number): Promise<void>;
+  /**
+   * Since 1.1. Replaces every connection by a new one to the same peer, set up as at init with
+   * the processes' current addresses (`Proc.host`, `rpi_tcp_address`; exchanged out of band),
+   * then closes the old ones. Every peer must call it at the same time (a collective over the
+   * transport's peers). Needs held writes and drained connections (nothing half read): rejects,
+   * saying which, otherwise. The new connections take over the protocol state of the old ones
+   * (credits the peer gave are dropped on both sides' behalf: they only save a round trip) and
+   * keep what was held, for `releaseWrites`. Byte counters start again from 0.
+   */
+  reconnect(): Promise<void>;
 }

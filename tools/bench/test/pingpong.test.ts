@@ -56,6 +56,22 @@ describe('pingpong benchmark: plan, driver output, tables, targets', () => {
     expect(q.points.map((x) => x.iters)).toEqual(q.points.map((x) => iterations(x.size, true)));
 
     expect(() => planPingPong(['--only', 'tcp,mpich'])).toThrow(/no column "mpich"/);
+    // --rpi picks the rpi columns among the defaults; crtcp only when asked for
+    expect(planPingPong(['--rpi', 'crtcp,tcp'], [0, 1]).columns).toEqual([
+      'tcp',
+      'crtcp',
+      'raw',
+      'ompi',
+      'paired',
+    ]);
+    expect(planPingPong(['--rpi', 'crtcp'], [0, 1]).columns).toEqual([
+      'crtcp',
+      'raw',
+      'ompi',
+      'paired',
+    ]);
+    expect(planPingPong(['--only', 'crtcp,tcp'], [0, 1]).columns).toEqual(['tcp', 'crtcp']);
+    expect(() => planPingPong(['--rpi', 'sm'])).toThrow(/--rpi: no rpi column "sm"/);
     expect(() => planPingPong(['--rep', '3'])).toThrow(/unknown option --rep/);
     expect(() => planPingPong(['--reps', '0'])).toThrow(/--reps/);
     expect(() => planPingPong(['--lat-sizes', '8,x'])).toThrow(/bad size/);

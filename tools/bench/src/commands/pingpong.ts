@@ -32,6 +32,8 @@ const USAGE = `usage: node tools/bench/dist/cli.js pingpong [options]
 NetPIPE-style ping-pong between 2 processes on this machine (Ch. 5.3.2), columns measured in the
 same run by the same loop (send, then receive into a preallocated buffer; the peer echoes):
   tcp     2 ranks of @ssi/mpi with --ssi rpi tcp (launchJob of @ssi/mpi/testing)
+  crtcp   the same with --ssi rpi crtcp: tcp able to checkpoint, no checkpoint taken (only with
+          --rpi or --only; the crtcp/tcp columns give its cost over tcp)
   raw     baseline: a plain Node TCP socket over 127.0.0.1 (Nagle off) with the tcp rpi's framing
           (32-byte envelope + body, read into a preallocated buffer)
   ompi    Open MPI: tools/bench/c/pingpong.c compiled with mpicc, run with
@@ -48,7 +50,10 @@ options:
   --reps N          repetitions (rounds) per point (default 5; the median is reported)
   --lat-sizes LIST  latency sizes (default 0,8,64,1k)
   --bw-sizes LIST   bandwidth sizes (default 1k,4k,16k,64k,256k,1m,4m,16m)
-  --only LIST       run only some of: tcp,raw,ompi,paired (default all)
+  --rpi LIST        the rpi columns among the defaults: tcp,crtcp (default tcp); --rpi crtcp,tcp
+                    measures both, interleaved, with their ratio
+  --only LIST       run only some of: tcp,crtcp,raw,ompi,paired (default: --rpi's, raw, ompi,
+                    paired)
   --paired-sizes L  sizes of the paired column, among the others (default 0,8,64,1k,256k)
   --prepost         MPI columns post each receive before the send it answers (NetPIPE's
                     asynchronous receive); the raw socket has no receive to post
@@ -59,11 +64,14 @@ options:
   --quick           a tenth of the iterations (a smoke run; numbers are noisier)`;
 
 /** The columns, in table order. */
-export const PINGPONG_COLUMNS = ['tcp', 'raw', 'ompi', 'paired'] as const;
+export const PINGPONG_COLUMNS = ['tcp', 'crtcp', 'raw', 'ompi', 'paired'] as const;
+/** The columns that measure an rpi module of @ssi/mpi with the same program (`--rpi`). */
+export const RPI_COLUMNS = ['tcp', 'crtcp'] as const;
 export type PingPongColumn = (typeof PINGPONG_COLUMNS)[number];
 
 export const COLUMN_TITLES: Record<PingPongColumn, string> = {
   tcp: 'tcp rpi',
+  crtcp: 'crtcp rpi',
   raw: 'raw socket',
   ompi: 'Open MPI',
   paired: 'paired',
@@ -195,6 +203,7 @@ export function planPingPong(args: string[], allowed = allowedCpus()): PingPongP
     'block-iters',
     'paired-sizes',
     'prepost',
+    'rpi',
   ]);
   if (bad.length > 0) throw new Error(`unknown option --${bad[0]}\n\n${USAGE}`);
   if (o.positional.length > 0)
@@ -219,7 +228,15 @@ export function planPingPong(args: string[], allowed = allowedCpus()): PingPongP
     4 * MiB,
     16 * MiB,
   ]);
-  const only = o.string('only', PINGPONG_COLUMNS.join(',')).split(',').filter(Boolean);
+  const rpis = o.string('rpi', 'tcp').split(',').filter(Boolean);
+  for (const r of rpis)
+    if (!(RPI_COLUMNS as readonly string[]).includes(r))
+      throw new Error(`--rpi: no rpi column "${r}" (choose from ${RPI_COLUMNS.join(',')})`);
+  if (rpis.length === 0) throw new Error('--rpi: name at least one rpi module');
+  const defaults = PINGPONG_COLUMNS.filter(
+    (c) => !(RPI_COLUMNS as readonly string[]).includes(c) || rpis.includes(c),
+  );
+  const only = o.string('only', defaults.join(',')).split(',').filter(Boolean);
   for (const c of only)
     if (!(PINGPONG_COLUMNS as readonly string[]).includes(c))
       throw new Error(`--only: no column "${c}" (choose from ${PINGPONG_COLUMNS.join(',')})`);
@@ -460,6 +477,7 @@ export interface PingPongRow {
   latency: boolean;
   bandwidth: boolean;
   tcp?: Stat;
+  crtcp?: Stat;
   raw?: Stat;
   ompi?: Stat;
   paired?: PairedStat;
@@ -485,6 +503,8 @@ export function latencyColumns(columns: PingPongColumn[]): Column<PingPongRow>[]
   for (const c of seriesColumns(columns))
     cols.push({ title: COLUMN_TITLES[c], value: (r) => us(r[c]) });
   if (has('tcp') && has('raw')) cols.push({ title: 'tcp/raw', value: (r) => ratio(r.tcp, r.raw) });
+  if (has('crtcp') && has('tcp'))
+    cols.push({ title: 'crtcp/tcp', value: (r) => ratio(r.crtcp, r.tcp) });
   if (has('ompi') && has('raw'))
     cols.push({ title: 'ompi/raw', value: (r) => ratio(r.ompi, r.raw) });
   if (has('paired')) {
@@ -502,6 +522,8 @@ export function bandwidthColumns(columns: PingPongColumn[]): Column<PingPongRow>
     cols.push({ title: COLUMN_TITLES[c], value: (r) => gbs(r.size, r[c]), digits: 3 });
   if (has('tcp') && has('raw'))
     cols.push({ title: 'tcp/raw %', value: (r) => pct(r.tcp, r.raw), digits: 1 });
+  if (has('crtcp') && has('tcp'))
+    cols.push({ title: 'crtcp/tcp %', value: (r) => pct(r.crtcp, r.tcp), digits: 1 });
   if (has('ompi') && has('raw'))
     cols.push({ title: 'ompi/raw %', value: (r) => pct(r.ompi, r.raw), digits: 1 });
   if (has('paired')) {
@@ -568,8 +590,9 @@ export const pingpongCommand: BenchCommand = {
     const skipped: Record<string, string> = {};
     return withDriverWorkDir('ssi-bench-pingpong-', 'the ping-pong processes', async (workDir) => {
       for (const c of plan.columns) {
-        if (c === 'tcp' || c === 'paired') {
-          const t = await ssiRunner(root, 'pingpong-mpi.mjs', { rpi: 'tcp' }, mpiEnv(plan));
+        if (c === 'tcp' || c === 'crtcp' || c === 'paired') {
+          const rpi = c === 'crtcp' ? 'crtcp' : 'tcp';
+          const t = await ssiRunner(root, 'pingpong-mpi.mjs', { rpi }, mpiEnv(plan));
           runners[c] = twoRanks(t.run);
           info[c] = t.info;
         } else if (c === 'raw') {
@@ -696,7 +719,7 @@ export const pingpongCommand: BenchCommand = {
             'every round: 4000 round trips of 8 B first, then per size an unrecorded pass of iters/4 round trips before the timed one',
         },
         drivers: info,
-        source: sourceState(root, ['packages/mpi', 'plugins/rpi-tcp']),
+        source: sourceState(root, ['packages/mpi', 'plugins/rpi-tcp', 'plugins/rpi-crtcp']),
         skipped,
         unit: {
           oneWayNs: 'round trip / 2 in ns (median, min, max, samples: one per round)',
