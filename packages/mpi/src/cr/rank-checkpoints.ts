@@ -2,6 +2,7 @@ import type { CollActions } from '../coll/types';
 import type { Communicator } from '../comm';
 import type { JobControl } from '../control/rank-control';
 import type { Engine } from '../engine';
+import { keepAlive } from '../keep-alive';
 import { takeImage } from './image';
 import { type CheckpointPoint, CrMessage, type CrmpiActions, type SavedRank } from './types';
 import type { CheckpointApi } from './user-api';
@@ -101,6 +102,9 @@ export class RankCheckpoints {
       await this.reply(p.attempt, why);
       return;
     }
+    // Until continue, calls wait at the closed gate and the control channel is unref'd: nothing
+    // else would keep a rank whose program only waits on MPI alive.
+    keepAlive.hold();
     await this.args.engine.crInterrupt();
     await this.eachColl((a, comm) => a.interrupt?.(comm));
     this.prepared = p;
@@ -121,6 +125,7 @@ export class RankCheckpoints {
     this.prepared = null;
     await this.eachColl((a, comm) => a.continue?.(comm));
     await this.args.engine.crContinue();
+    keepAlive.release();
     this.state = 'IDLE';
   }
 
@@ -164,6 +169,7 @@ export class RankCheckpoints {
     this.prepared = null;
     await this.eachColl((a, comm) => a.continue?.(comm));
     await this.args.engine.crContinue();
+    keepAlive.release();
     await this.args.module.continue?.(d.series, d.committed);
     this.state = 'IDLE';
     await this.args.api.fireContinue();
