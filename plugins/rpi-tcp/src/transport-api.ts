@@ -73,8 +73,9 @@ export interface TcpTransport extends RpiActions {
    * then closes the old ones. Every peer must call it at the same time (a collective over the
    * transport's peers). Needs held writes and drained connections (nothing half read): rejects,
    * saying which, otherwise. The new connections take over the protocol state of the old ones
-   * (credits the peer gave are dropped on both sides' behalf: they only save a round trip) and
-   * keep what was held, for `releaseWrites`. Byte counters start again from 0.
+   * and keep what was held, for `releaseWrites`; credits a peer gave are dropped (the peer's
+   * receive then gets a request to send: a credit only saves a round trip). Byte counters start
+   * again from 0 on both sides.
    */
   reconnect(): Promise<void>;
 }

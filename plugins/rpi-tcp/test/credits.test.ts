@@ -85,4 +85,16 @@ describe('PeerCredits: when a long message may skip the request to send', () => 
     c.clear(); // the connection is gone
     expect(c.hold(4, 0, 5, 200_000, 3)).toBeNull();
   });
+
+  it('a reconnect forgets the credits held and the pending request, keeping the counts', () => {
+    const c = new PeerCredits<string>();
+    c.countReceived();
+    expect(c.hold(1, 0, 5, 200_000, 0)).toBeNull(); // held
+    c.forgetHeld();
+    expect([c.sent, c.received]).toEqual([0, 1]);
+    expect(c.takeFor(0, 5, 100_000, 'asks')).toBe(0); // no credit left: it asks
+    c.forgetHeld();
+    expect(c.hold(2, 0, 5, 200_000, 0)).toBeNull(); // the request it crossed is forgotten too
+    expect(c.sent).toBe(1);
+  });
 });

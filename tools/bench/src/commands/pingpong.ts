@@ -732,13 +732,15 @@ export const pingpongCommand: BenchCommand = {
           iters: r.iters,
           latency: r.latency,
           bandwidth: r.bandwidth,
-          oneWayNs: { tcpRpi: r.tcp, raw: r.raw, openMpi: r.ompi },
+          oneWayNs: { tcpRpi: r.tcp, crtcpRpi: r.crtcp, raw: r.raw, openMpi: r.ompi },
           gbps: {
             tcpRpi: gbs(r.size, r.tcp),
+            crtcpRpi: gbs(r.size, r.crtcp),
             raw: gbs(r.size, r.raw),
             openMpi: gbs(r.size, r.ompi),
           },
           tcpOverRaw: ratio(r.tcp, r.raw),
+          crtcpOverTcp: ratio(r.crtcp, r.tcp),
           paired: r.paired && {
             oneWayNs: { tcpRpi: r.paired.rpi, raw: r.paired.raw },
             tcpOverRaw: r.paired.ratio,
