@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { connect } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import { dirname } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { CheckpointOutcome } from '../src/mpirun/checkpoint-protocol';
@@ -21,6 +21,7 @@ afterEach(async () => {
   for (const c of children.splice(0)) if (c.exitCode === null) c.kill('SIGKILL');
   await server?.close();
   server = undefined;
+  for (const s of rawSockets.splice(0)) s.destroy();
 });
 
 const newJobId = () => `test-${process.pid}-${randomBytes(3).toString('hex')}`;
@@ -39,12 +40,28 @@ const done = (series: number): CheckpointOutcome => ({
   bytes: 4096,
   dir: `/ckpt/series-${series}`,
 });
+/** `p`, or a loud failure naming `what` after `ms`. */
+function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms);
+  });
+  return Promise.race([p, late]).finally(() => clearTimeout(timer));
+}
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Sends raw bytes as a client and collects what the server answers until it closes. */
+/** Raw clients keep their side open (see rawClient) until the test ends. */
+const rawSockets: Socket[] = [];
+
+/**
+ * Sends raw bytes as a client and collects what the server answers until the server ends its
+ * side. The client never ends its own side (half-open), as a careless client would: the server
+ * must still let go of the connection.
+ */
 function rawClient(bytes: string, end = false): Promise<string> {
   return new Promise((resolve, reject) => {
-    const socket = connect(checkpointSocketPath(process.pid));
+    const socket = connect({ path: checkpointSocketPath(process.pid), allowHalfOpen: true });
+    rawSockets.push(socket);
     let answer = '';
     const timer = setTimeout(() => {
       socket.destroy();
@@ -56,7 +73,7 @@ function rawClient(bytes: string, end = false): Promise<string> {
     socket.on('data', (d) => {
       answer += d;
     });
-    socket.on('close', () => {
+    socket.on('end', () => {
       clearTimeout(timer);
       resolve(answer);
     });
@@ -179,6 +196,29 @@ describe("lamcheckpoint against mpirun's request listener", () => {
   });
 });
 
+describe('mpirun ending', () => {
+  it('answers a client still waiting when the listener closes', async () => {
+    let started!: () => void;
+    const running = new Promise<void>((r) => {
+      started = r;
+    });
+    await startServer(() => {
+      started();
+      return new Promise<CheckpointOutcome>(() => {}); // a checkpoint that never finishes
+    });
+    const child = spawn(process.execPath, [cliPath(), String(process.pid)], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    children.push(child);
+    const ran = waitChild(child, 'lamcheckpoint while mpirun ends', 30_000);
+    await within(running, 15_000, 'the handler to be called');
+    await within(server!.close(), 15_000, 'the listener to close with a client waiting');
+    const r = await ran;
+    expect(r.stderr).toBe('lamcheckpoint: checkpoint refused: mpirun is ending\n');
+    expect(r.code).toBe(1);
+  });
+});
+
 describe('lamcheckpoint when nobody listens', () => {
   it('says so for a dead mpirun, removes its stale socket, and a new server replaces one', async () => {
     // A process that listens on the checkpoint socket of its own pid and is killed: the socket
@@ -236,6 +276,8 @@ describe('bad input', () => {
     const ended = JSON.parse((await rawClient('{"op":"checkpoint"}', true)).trim());
     expect(ended).toMatchObject({ event: 'done', series: 3 });
     expect((await lamcheckpoint([String(process.pid)])).code).toBe(0);
+    // The raw clients still hold their sides open; the server has let go of every connection.
+    await within(server!.close(), 10_000, 'the listener to close while raw clients stay open');
   });
 
   it('rejects bad arguments with usage (exit 2)', async () => {
