@@ -143,7 +143,8 @@ describe('CheckpointStore: damaged and incomplete series are never used', () => 
     await writeSeries(store, 2);
     const path = rankPath(2, 1);
     const bytes = readFileSync(path);
-    bytes[bytes.length - 40] ^= 0x01; // a byte of the body
+    const at = bytes.length - 40; // a byte of the body
+    bytes[at] = bytes[at]! ^ 0x01;
     writeFileSync(path, bytes);
     const err = await store.readRankFile(2, 1).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(CheckpointFileError);

@@ -57,6 +57,7 @@ export class CheckpointRequestServer {
       });
     });
     server.on('error', () => {}); // after listening, errors concern single connections
+    server.unref(); // the job decides how long mpirun lives, not this listener
     // The alias appears whole or not at all (a client never reads half a pid).
     const temp = `${aliasPath}.${opts.pid}.tmp`;
     writeFileSync(temp, `${opts.pid}\n`, { mode: 0o600 });
@@ -135,8 +136,14 @@ function refuse(socket: Socket, reason: string): void {
 /** Writes one event line; `last` ends the conversation. A closed client is not an error. */
 function send(socket: Socket, e: CheckpointEvent, last = false): void {
   if (socket.destroyed || socket.writableEnded) return;
-  if (last) socket.end(eventLine(e));
-  else socket.write(eventLine(e));
+  if (!last) {
+    socket.write(eventLine(e));
+    return;
+  }
+  // The answer is flushed, then the connection closed for good: a client that never ends its own
+  // side cannot keep mpirun's listener (and `close`) waiting.
+  socket.end(eventLine(e));
+  socket.destroySoon();
 }
 
 function aliasHolds(path: string, pid: number): boolean {
