@@ -23,6 +23,7 @@ import type { CommRegistry } from './comm-registry';
 import { ANY_SOURCE, ANY_TAG, COLL_CID_BIT, type Comparison, LOCAL_CID_BIT } from './constants';
 import type { BufferLike } from './data';
 import { bytesOf, DataKind, decodeValue, kindOf } from './data';
+import { isTypedMessage, packMessage, type TypedMessage } from './datatype/typed-message';
 import type { Engine } from './engine';
 import { ERRORS_ARE_FATAL, ERRORS_RETURN, type Errhandler } from './errhandler';
 import { ErrorClass, MpiError } from './errors';
@@ -562,37 +563,53 @@ export class Communicator {
    * - `recv(source?, tag?, status?)`: receives any message and resolves with its value (a typed
    *   array of the sent type, a Buffer, or the decoded object); fills `status` if given.
    *
+   * - `recv([buffer, datatype, count], source?, tag?)`: receives into a derived-type layout;
+   *   `status.count` is in instances of the type, `status.getElements(type)` in basic elements.
+   *
    * `source` defaults to ANY_SOURCE, `tag` to ANY_TAG.
    */
-  recv(into: BufferLike, source?: number, tag?: number): Promise<Status>;
+  recv(into: BufferLike | TypedMessage, source?: number, tag?: number): Promise<Status>;
   recv<T = unknown>(source?: number, tag?: number, status?: Status): Promise<T>;
   recv(
-    a?: BufferLike | number,
+    a?: BufferLike | TypedMessage | number,
     b?: number | Status,
     c?: number | Status,
   ): Promise<Status> | Promise<unknown> {
-    if (isBufferLike(a)) {
+    if (isBufferLike(a) || isTypedMessage(a)) {
       return recvInto(this, a, (b as number) ?? ANY_SOURCE, (c as number) ?? ANY_TAG);
     }
-    return recvValue(this, a ?? ANY_SOURCE, (b as number) ?? ANY_TAG, c as Status | undefined);
+    return recvValue(
+      this,
+      (a as number | undefined) ?? ANY_SOURCE,
+      (b as number) ?? ANY_TAG,
+      c as Status | undefined,
+    );
   }
 
   /**
    * Non-blocking receive (`MPI_Irecv`): `irecv(into, source?, tag?)` resolves `wait()` with the
    * Status; `irecv(source?, tag?)` with the received value (`req.status` has the status).
    */
-  irecv(into: BufferLike, source?: number, tag?: number): Request<Status>;
+  irecv(into: BufferLike | TypedMessage, source?: number, tag?: number): Request<Status>;
   irecv<T = unknown>(source?: number, tag?: number): Request<T>;
-  irecv(a?: BufferLike | number, b?: number, c?: number): Request<unknown> {
+  irecv(a?: BufferLike | TypedMessage | number, b?: number, c?: number): Request<unknown> {
     const r = makeRecv(this, 'irecv', a, b, c, false);
     startRequest(this, r);
     return r;
   }
 
   /** Persistent receive (`MPI_Recv_init`), into a buffer or of any value. */
-  recvInit(into: BufferLike, source?: number, tag?: number): PersistentRequest<Status>;
+  recvInit(
+    into: BufferLike | TypedMessage,
+    source?: number,
+    tag?: number,
+  ): PersistentRequest<Status>;
   recvInit<T = unknown>(source?: number, tag?: number): PersistentRequest<T>;
-  recvInit(a?: BufferLike | number, b?: number, c?: number): PersistentRequest<unknown> {
+  recvInit(
+    a?: BufferLike | TypedMessage | number,
+    b?: number,
+    c?: number,
+  ): PersistentRequest<unknown> {
     return makeRecv(this, 'recvInit', a, b, c, true) as PersistentRequest<unknown>;
   }
 
@@ -623,7 +640,7 @@ export class Communicator {
     data: unknown,
     dest: number,
     sendTag: number,
-    into: BufferLike,
+    into: BufferLike | TypedMessage,
     source?: number,
     recvTag?: number,
   ): Promise<Status>;
@@ -639,17 +656,17 @@ export class Communicator {
     data: unknown,
     dest: number,
     sendTag = 0,
-    d?: BufferLike | number,
+    d?: BufferLike | TypedMessage | number,
     e?: number,
     f?: number | Status,
   ): Promise<unknown> {
-    if (isBufferLike(d)) {
+    if (isBufferLike(d) || isTypedMessage(d)) {
       const r = this.irecv(d, e ?? ANY_SOURCE, (f as number | undefined) ?? ANY_TAG);
       const s = this.isend(data, dest, sendTag);
       const [st] = await Promise.all([r.wait(), s.wait()]);
       return st;
     }
-    const r = this.irecv(d ?? ANY_SOURCE, e ?? ANY_TAG);
+    const r = this.irecv((d as number | undefined) ?? ANY_SOURCE, e ?? ANY_TAG);
     const s = this.isend(data, dest, sendTag);
     const [value] = await Promise.all([r.wait(), s.wait()]);
     if (f instanceof Status && r.status) Object.assign(f, r.status);
@@ -660,18 +677,27 @@ export class Communicator {
    * Send the contents of `buf` and receive into the same buffer (`MPI_Sendrecv_replace`).
    */
   async sendrecvReplace(
-    buf: BufferLike,
+    buf: BufferLike | TypedMessage,
     dest: number,
     sendTag = 0,
     source: number = ANY_SOURCE,
     recvTag: number = ANY_TAG,
   ): Promise<Status> {
-    const err = checkInto(buf);
-    if (err) throw this.raiseSync(err, 'sendrecvReplace');
-    const bytes = bytesOf(buf);
+    let bytes: Uint8Array;
+    let kind: number;
+    try {
+      if (isTypedMessage(buf)) ({ bytes, kind } = packMessage(buf, 'sendrecvReplace'));
+      else {
+        const err = checkInto(buf);
+        if (err) throw err;
+        bytes = bytesOf(buf);
+        kind = kindOf(buf);
+      }
+    } catch (err) {
+      throw this.raiseSync(err, 'sendrecvReplace');
+    }
     const copy = Buffer.allocUnsafeSlow(bytes.byteLength);
     copy.set(bytes);
-    const kind = kindOf(buf);
     // Send the copy with the original's kind, so that a receiver without a buffer gets its type.
     const view = kind === DataKind.BUFFER ? copy : decodeValue(copy, kind);
     const r = this.irecv(buf, source, recvTag);
