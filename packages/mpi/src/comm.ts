@@ -34,6 +34,8 @@ import type { SendMode } from './p2p/request-fill';
 import type { Proc } from './proc';
 import type { PersistentRequest, Request } from './request';
 import { Status } from './status';
+import { cartCreate, cartSub, distGraphCreateAdjacent, graphCreate } from './topology/create';
+import { cartOf, distGraphOf, graphOf, type Topology } from './topology/topology';
 
 /** What a communicator needs from the MPI instance that made it. */
 export interface CommHost {
@@ -71,6 +73,11 @@ export class Communicator {
   freed = false;
   /** @internal Attribute values (`MPI_Comm_set_attr`). */
   readonly attributes = new AttributeStore();
+  /**
+   * The process topology (`MPI_Topo_test`: `topology?.kind` is 'cart', 'graph' or 'distGraph'),
+   * set by cartCreate / graphCreate / distGraphCreateAdjacent, kept by dup; null otherwise.
+   */
+  topology: Topology | null = null;
 
   private collTwin: Communicator | undefined;
   private localTwin: Communicator | undefined;
@@ -261,6 +268,108 @@ export class Communicator {
       this.attributes.clear(this);
       if (setup) await this.host.collFramework.release(this, await setup);
     });
+  }
+
+  // ---- process topologies (MPI-1 chapter 6; the bodies are in topology/) -----------------
+
+  /**
+   * `MPI_Cart_create` (collective): a communicator with a `dims` grid (`periods[d]`: dimension d
+   * wraps around); processes beyond the grid get null. `reorder` may renumber (by node).
+   */
+  cartCreate(
+    dims: readonly number[],
+    periods?: readonly boolean[],
+    reorder = false,
+    name?: string,
+  ): Promise<Communicator | null> {
+    return cartCreate(this, dims, periods, reorder, name);
+  }
+
+  /** `MPI_Cart_sub` (collective): the slices that keep the dimensions where `remainDims` is true. */
+  cartSub(remainDims: readonly boolean[], name?: string): Promise<Communicator | null> {
+    return cartSub(this, remainDims, name);
+  }
+
+  /** `MPI_Cart_get`: the grid and this process's coordinates. */
+  cartGet(): { dims: number[]; periods: boolean[]; coords: number[] } {
+    return this.topo('cartGet', () => {
+      const cart = cartOf(this.topology, this.name, 'cartGet');
+      return { dims: [...cart.dims], periods: [...cart.periods], coords: cart.coords(this.rank) };
+    });
+  }
+
+  /** `MPI_Cart_coords`: the coordinates of `rank` (default this process). */
+  cartCoords(rank = this.rank): number[] {
+    return this.topo('cartCoords', () =>
+      cartOf(this.topology, this.name, 'cartCoords').coords(rank),
+    );
+  }
+
+  /** `MPI_Cart_rank`: the rank at `coords` (periodic dimensions wrap). */
+  cartRank(coords: readonly number[]): number {
+    return this.topo('cartRank', () => cartOf(this.topology, this.name, 'cartRank').rank(coords));
+  }
+
+  /** `MPI_Cart_shift`: neighbours `disp` steps along `direction` (PROC_NULL past an edge). */
+  cartShift(direction: number, disp = 1): { source: number; dest: number } {
+    return this.topo('cartShift', () =>
+      cartOf(this.topology, this.name, 'cartShift').shift(this.rank, direction, disp),
+    );
+  }
+
+  /**
+   * `MPI_Graph_create` (collective): node i's neighbours are `edges[index[i-1]..index[i])`;
+   * processes beyond `index.length` get null.
+   */
+  graphCreate(
+    index: readonly number[],
+    edges: readonly number[],
+    _reorder = false,
+    name?: string,
+  ): Promise<Communicator | null> {
+    return graphCreate(this, index, edges, name);
+  }
+
+  /** `MPI_Graph_neighbors` of `rank` (default this process). */
+  graphNeighbors(rank = this.rank): number[] {
+    return this.topo('graphNeighbors', () =>
+      graphOf(this.topology, this.name, 'graphNeighbors').neighbors(rank),
+    );
+  }
+
+  /** `MPI_Graph_get`: the graph in MPI-1's index/edges form. */
+  graphGet(): { index: number[]; edges: number[] } {
+    return this.topo('graphGet', () => {
+      const g = graphOf(this.topology, this.name, 'graphGet');
+      return { index: [...g.index], edges: [...g.edges] };
+    });
+  }
+
+  /** `MPI_Dist_graph_create_adjacent` (collective): this process's in- and out-neighbours. */
+  distGraphCreateAdjacent(
+    sources: readonly number[],
+    destinations: readonly number[],
+    name?: string,
+  ): Promise<Communicator> {
+    return distGraphCreateAdjacent(this, sources, destinations, name);
+  }
+
+  /** `MPI_Dist_graph_neighbors`. */
+  distGraphNeighbors(): { sources: number[]; destinations: number[] } {
+    return this.topo('distGraphNeighbors', () => {
+      const g = distGraphOf(this.topology, this.name, 'distGraphNeighbors');
+      return { sources: [...g.sources], destinations: [...g.destinations] };
+    });
+  }
+
+  /** Runs a local topology query; its errors go through the error handler. */
+  private topo<T>(call: string, body: () => T): T {
+    try {
+      this.checkUsable(call);
+      return body();
+    } catch (err) {
+      throw err instanceof MpiError && this.freed ? err : this.raiseSync(err, call);
+    }
   }
 
   /** Caches `value` on this communicator under `key` (`MPI_Comm_set_attr`). */

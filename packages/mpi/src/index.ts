@@ -34,6 +34,7 @@ import type { InitOptions } from './mpi';
 import { Mpi } from './mpi';
 import { PersistentRequest, Request } from './request';
 import { Status } from './status';
+import { dimsCreate } from './topology/dims';
 import { wtick, wtime } from './wtime';
 
 /** The MPI API in one namespace, mpi4py-style: `const mpi = await MPI.init()`. */
@@ -82,6 +83,7 @@ export const MPI = {
   pack,
   unpack,
   packSize,
+  dimsCreate,
 } as const;
 
 /** For modules: bounds a wait (the run-time environment's helper, one copy in the system). */
@@ -230,4 +232,8 @@ export type {
 export { RPI_API_VERSION } from './rpi/types';
 export { runtimeFromEnvironment } from './runtime-from-env';
 export { Status } from './status';
+export { CartTopology } from './topology/cart';
+export { dimsCreate } from './topology/dims';
+export { DistGraphTopology, GraphTopology } from './topology/graph';
+export type { Topology } from './topology/topology';
 export { wtick, wtime } from './wtime';
