@@ -23,6 +23,7 @@ import type { CommRegistry } from './comm-registry';
 import { ANY_SOURCE, ANY_TAG, COLL_CID_BIT, type Comparison, LOCAL_CID_BIT } from './constants';
 import type { BufferLike } from './data';
 import { bytesOf, DataKind, decodeValue, kindOf } from './data';
+import * as typed from './datatype/typed-collectives';
 import { isTypedMessage, packMessage, type TypedMessage } from './datatype/typed-message';
 import type { Engine } from './engine';
 import { ERRORS_ARE_FATAL, ERRORS_RETURN, type Errhandler } from './errhandler';
@@ -401,6 +402,7 @@ export class Communicator {
    * process, PROC_NULL in the rest of its group and the root's rank in the other group.
    */
   bcast<T>(data: T, root = 0): Promise<T> {
+    if (isTypedMessage(data)) return typed.bcast(this, data, root) as Promise<T>;
     return this.collective('bcast', (coll) => api.bcast(this, coll, data, root));
   }
 
@@ -412,21 +414,25 @@ export class Communicator {
   gather<T = unknown>(
     data: T | InPlace,
     root = 0,
-    into?: BufferLike,
+    into?: BufferLike | TypedMessage,
   ): Promise<T[] | BufferLike | undefined> {
-    return this.collective('gather', (coll) => api.gather(this, coll, data, root, into)) as Promise<
-      T[] | BufferLike | undefined
-    >;
+    if (typed.anyTyped(data, into)) return typed.gather(this, data, root, into) as Promise<T[]>;
+    return this.collective('gather', (coll) =>
+      api.gather(this, coll, data, root, into as BufferLike),
+    ) as Promise<T[] | BufferLike | undefined>;
   }
 
   /** `MPI_Gatherv`: blocks of `counts[i]` elements at `displs[i]` of the root's `into`. */
   gatherv(
-    data: BufferLike | InPlace,
+    data: BufferLike | TypedMessage | InPlace,
     counts: readonly number[] | null,
     displs: readonly number[] | undefined,
     root: number,
-    into?: BufferLike,
+    into?: BufferLike | TypedMessage,
   ): Promise<BufferLike | undefined> {
+    if (isTypedMessage(data) || isTypedMessage(into)) {
+      return typed.gatherv(this, data, counts, displs, root, into) as Promise<BufferLike>;
+    }
     return this.collective('gatherv', (coll) =>
       api.gatherv(this, coll, data, counts, displs, root, into),
     );
@@ -436,7 +442,14 @@ export class Communicator {
    * `MPI_Scatter`: block i of the root's data to member i. Buffers when `into` is one (the root's
    * data then holds size blocks); otherwise the root passes an array of size values.
    */
-  scatter<T = unknown>(data: unknown, root = 0, into?: BufferLike | InPlace): Promise<T> {
+  scatter<T = unknown>(
+    data: unknown,
+    root = 0,
+    into?: BufferLike | TypedMessage | InPlace,
+  ): Promise<T> {
+    if (isTypedMessage(data) || isTypedMessage(into)) {
+      return typed.scatter(this, data, root, into) as Promise<T>;
+    }
     return this.collective('scatter', (coll) =>
       api.scatter(this, coll, data, root, into),
     ) as Promise<T>;
@@ -444,31 +457,41 @@ export class Communicator {
 
   /** `MPI_Scatterv`: `counts[i]` elements at `displs[i]` of the root's data to member i. */
   scatterv(
-    data: BufferLike | null,
+    data: BufferLike | TypedMessage | null,
     counts: readonly number[] | null,
     displs: readonly number[] | undefined,
     root: number,
-    into: BufferLike | InPlace,
+    into: BufferLike | TypedMessage | InPlace,
   ): Promise<BufferLike | undefined> {
+    if (isTypedMessage(data) || isTypedMessage(into)) {
+      return typed.scatterv(this, data, counts, displs, root, into) as Promise<BufferLike>;
+    }
     return this.collective('scatterv', (coll) =>
       api.scatterv(this, coll, data, counts, displs, root, into),
     );
   }
 
   /** `MPI_Allgather`: every member's block at every member (buffers into `into`, else an array). */
-  allgather<T = unknown>(data: T | InPlace, into?: BufferLike): Promise<T[] | BufferLike> {
-    return this.collective('allgather', (coll) => api.allgather(this, coll, data, into)) as Promise<
-      T[] | BufferLike
-    >;
+  allgather<T = unknown>(
+    data: T | InPlace,
+    into?: BufferLike | TypedMessage,
+  ): Promise<T[] | BufferLike> {
+    if (typed.anyTyped(data, into)) return typed.allgather(this, data, into) as Promise<T[]>;
+    return this.collective('allgather', (coll) =>
+      api.allgather(this, coll, data, into as BufferLike),
+    ) as Promise<T[] | BufferLike>;
   }
 
   /** `MPI_Allgatherv`. */
   allgatherv(
-    data: BufferLike | InPlace,
+    data: BufferLike | TypedMessage | InPlace,
     counts: readonly number[],
     displs: readonly number[] | undefined,
-    into: BufferLike,
+    into: BufferLike | TypedMessage,
   ): Promise<BufferLike> {
+    if (isTypedMessage(data) || isTypedMessage(into)) {
+      return typed.allgatherv(this, data, counts, displs, into) as Promise<BufferLike>;
+    }
     return this.collective('allgatherv', (coll) =>
       api.allgatherv(this, coll, data, counts, displs, into),
     );
@@ -476,23 +499,35 @@ export class Communicator {
 
   /** `MPI_Alltoall`: block j of member i's data becomes block i of member j's result. */
   alltoall<T = unknown>(
-    data: T[] | BufferLike | InPlace,
-    into?: BufferLike,
+    data: T[] | BufferLike | TypedMessage | InPlace,
+    into?: BufferLike | TypedMessage,
   ): Promise<T[] | BufferLike> {
-    return this.collective('alltoall', (coll) => api.alltoall(this, coll, data, into)) as Promise<
-      T[] | BufferLike
-    >;
+    if (typed.anyTyped(data, into)) return typed.alltoall(this, data, into) as Promise<T[]>;
+    return this.collective('alltoall', (coll) =>
+      api.alltoall(this, coll, data, into as BufferLike),
+    ) as Promise<T[] | BufferLike>;
   }
 
   /** `MPI_Alltoallv`. */
   alltoallv(
-    data: BufferLike,
+    data: BufferLike | TypedMessage,
     sendCounts: readonly number[],
     sendDispls: readonly number[] | undefined,
-    into: BufferLike,
+    into: BufferLike | TypedMessage,
     recvCounts: readonly number[],
     recvDispls?: readonly number[],
   ): Promise<BufferLike> {
+    if (isTypedMessage(data) || isTypedMessage(into)) {
+      return typed.alltoallv(
+        this,
+        data,
+        sendCounts,
+        sendDispls,
+        into,
+        recvCounts,
+        recvDispls,
+      ) as Promise<BufferLike>;
+    }
     return this.collective('alltoallv', (coll) =>
       api.alltoallv(this, coll, data, sendCounts, sendDispls, into, recvCounts, recvDispls),
     );
@@ -500,10 +535,15 @@ export class Communicator {
 
   /** `MPI_Alltoallw`: one send and one receive buffer per member, of any types. */
   alltoallw(
-    sends: readonly BufferLike[],
-    intos: readonly BufferLike[],
+    sends: readonly (BufferLike | TypedMessage)[],
+    intos: readonly (BufferLike | TypedMessage)[],
   ): Promise<readonly BufferLike[]> {
-    return this.collective('alltoallw', (coll) => api.alltoallw(this, coll, sends, intos));
+    if (typed.anyTyped(...sends, ...intos)) {
+      return typed.alltoallw(this, sends, intos) as Promise<BufferLike[]>;
+    }
+    return this.collective('alltoallw', (coll) =>
+      api.alltoallw(this, coll, sends as BufferLike[], intos as BufferLike[]),
+    );
   }
 
   /**
@@ -514,43 +554,62 @@ export class Communicator {
     data: T | InPlace,
     op: ReduceOp,
     root = 0,
-    into?: NumericArray,
+    into?: NumericArray | TypedMessage,
   ): Promise<T | undefined> {
+    if (typed.anyTyped(data, into)) {
+      return typed.reduction(this, 'reduce', data, op, root, into) as Promise<T>;
+    }
     return this.collective('reduce', (coll) =>
-      api.reduce(this, coll, data, op, root, into),
+      api.reduce(this, coll, data, op, root, into as NumericArray),
     ) as Promise<T | undefined>;
   }
 
   /** `MPI_Allreduce`: the reduction at every member. */
-  allreduce<T>(data: T | InPlace, op: ReduceOp, into?: NumericArray): Promise<T> {
+  allreduce<T>(data: T | InPlace, op: ReduceOp, into?: NumericArray | TypedMessage): Promise<T> {
+    if (typed.anyTyped(data, into)) {
+      return typed.reduction(this, 'allreduce', data, op, 0, into) as Promise<T>;
+    }
     return this.collective('allreduce', (coll) =>
-      api.allreduce(this, coll, data, op, into),
+      api.allreduce(this, coll, data, op, into as NumericArray),
     ) as Promise<T>;
   }
 
   /** `MPI_Reduce_scatter`: the reduction, block i (`counts[i]` elements) to member i. */
   reduceScatter(
-    data: NumericArray | InPlace,
+    data: NumericArray | TypedMessage | InPlace,
     counts: readonly number[],
     op: ReduceOp,
-    into?: NumericArray,
+    into?: NumericArray | TypedMessage,
   ): Promise<NumericArray> {
+    if (isTypedMessage(data) || isTypedMessage(into)) {
+      return typed.reduceScatter(this, data, counts, op, into) as Promise<NumericArray>;
+    }
     return this.collective('reduceScatter', (coll) =>
       api.reduceScatter(this, coll, data, counts, op, into),
     );
   }
 
   /** `MPI_Scan`: member i gets the reduction of members 0..i. */
-  scan<T>(data: T | InPlace, op: ReduceOp, into?: NumericArray): Promise<T> {
+  scan<T>(data: T | InPlace, op: ReduceOp, into?: NumericArray | TypedMessage): Promise<T> {
+    if (typed.anyTyped(data, into)) {
+      return typed.reduction(this, 'scan', data, op, 0, into) as Promise<T>;
+    }
     return this.collective('scan', (coll) =>
-      api.scan(this, coll, data, op, into, false),
+      api.scan(this, coll, data, op, into as NumericArray, false),
     ) as Promise<T>;
   }
 
   /** `MPI_Exscan`: member i > 0 gets the reduction of members 0..i-1 (member 0: undefined). */
-  exscan<T>(data: T | InPlace, op: ReduceOp, into?: NumericArray): Promise<T | undefined> {
+  exscan<T>(
+    data: T | InPlace,
+    op: ReduceOp,
+    into?: NumericArray | TypedMessage,
+  ): Promise<T | undefined> {
+    if (typed.anyTyped(data, into)) {
+      return typed.reduction(this, 'exscan', data, op, 0, into) as Promise<T>;
+    }
     return this.collective('exscan', (coll) =>
-      api.scan(this, coll, data, op, into, true),
+      api.scan(this, coll, data, op, into as NumericArray, true),
     ) as Promise<T | undefined>;
   }
 
