@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Mpi } from '../src/index';
 import {
+  BIGUINT64,
   Datatype,
   ERRORS_RETURN,
   ErrorClass,
@@ -155,6 +156,22 @@ describe('datatype layouts', () => {
       ErrorClass.ERR_TRUNCATE,
     );
     expect(mpiError(() => unpack(out, 8, [back, v])).errorClass).toBe(ErrorClass.ERR_TRUNCATE);
+  });
+
+  it('moves 8-byte elements bit for bit (NaN payloads of bigint data through the float64 copy)', () => {
+    const src = BigUint64Array.from({ length: 12 }, (_, i) => 0x7ff0000000000001n + BigInt(i));
+    src[4] = 0xfff8000000000abcn;
+    const v = Datatype.vector(4, 1, 3, BIGUINT64).commit();
+    const out = new Uint8Array(packSize(1, v));
+    pack([src, v], out, 0);
+    expect(Array.from(new BigUint64Array(out.buffer))).toEqual([src[0], src[3], src[6], src[9]]);
+    const back = new BigUint64Array(12);
+    unpack(out, 0, [back, v]);
+    expect([back[0], back[3], back[6], back[9]]).toEqual([src[0], src[3], src[6], src[9]]);
+    const hinted = Datatype.hvector(2, 1, 24, BIGUINT64).commit(); // from element 4
+    const two = new Uint8Array(16);
+    pack([src.subarray(4), hinted], two, 0);
+    expect(Array.from(new BigUint64Array(two.buffer))).toEqual([0xfff8000000000abcn, src[7]]);
   });
 
   it('bad input: the MPI error class, never a crash', () => {

@@ -30,18 +30,23 @@ export function checkSpan(buf: BufferLike, type: Datatype, count: number, call: 
 }
 
 /** The widest word size every address of the copy is a multiple of. */
-function wordSize(type: Datatype, addrA: number, addrB: number): 1 | 2 | 4 {
+function wordSize(type: Datatype, addrA: number, addrB: number): 1 | 2 | 4 | 8 {
   let bits = addrA | addrB | type.extent;
   const { segDisp, segLen } = type.map;
-  for (let s = 0; s < segDisp.length && (bits & 3) !== 1; s++) bits |= segDisp[s]! | segLen[s]!;
+  for (let s = 0; s < segDisp.length && (bits & 1) === 0; s++) bits |= segDisp[s]! | segLen[s]!;
+  if ((bits & 7) === 0) return 8;
   if ((bits & 3) === 0) return 4;
   return (bits & 1) === 0 ? 2 : 1;
 }
 
-type Words = Int32Array | Int16Array | Uint8Array;
+// 8-byte words are copied as float64: V8 moves the bits of a typed-array double unchanged (NaN
+// payloads included, in every tier; the unit tests check it), and one load per element is what
+// makes a strided column as cheap as a loop written by hand.
+type Words = Float64Array | Int32Array | Int16Array | Uint8Array;
 
-function wordsOf(buffer: ArrayBufferLike, w: 1 | 2 | 4): Words {
+function wordsOf(buffer: ArrayBufferLike, w: 1 | 2 | 4 | 8): Words {
   const n = Math.floor(buffer.byteLength / w);
+  if (w === 8) return new Float64Array(buffer, 0, n);
   if (w === 4) return new Int32Array(buffer, 0, n);
   if (w === 2) return new Int16Array(buffer, 0, n);
   return new Uint8Array(buffer, 0, n);
@@ -64,13 +69,31 @@ export function packInto(
   const w = wordSize(type, buf.byteOffset, dstAddr);
   const src = wordsOf(buf.buffer, w);
   const dst = wordsOf(out.buffer, w);
-  const { segDisp, segLen } = type.map;
-  let o = dstAddr / w;
-  for (let k = 0; k < count; k++) {
-    const base = (buf.byteOffset + k * type.extent) / w;
-    for (let s = 0; s < segDisp.length; s++) {
-      const d = base + segDisp[s]! / w;
-      const n = segLen[s]! / w;
+  const { disp, len, uniform, step } = type.map.words(w);
+  // Word indices as small integers (| 0): V8 then indexes without float conversions.
+  const ext = (type.extent / w) | 0;
+  let base = (buf.byteOffset / w) | 0;
+  let o = (dstAddr / w) | 0;
+  if (uniform === 1 && step !== 0) {
+    // A column: one word every `step` words, no table to read.
+    const segs = disp.length;
+    for (let k = 0; k < count; k++, base += ext) {
+      let at = (base + disp[0]!) | 0;
+      for (let s = 0; s < segs; s++, at += step) dst[o++] = src[at]!;
+    }
+    return pos + total;
+  }
+  if (uniform === 1) {
+    // One word per segment (a column of doubles): the tightest loop.
+    for (let k = 0; k < count; k++, base += ext) {
+      for (let s = 0; s < disp.length; s++) dst[o++] = src[base + disp[s]!]!;
+    }
+    return pos + total;
+  }
+  for (let k = 0; k < count; k++, base += ext) {
+    for (let s = 0; s < disp.length; s++) {
+      const d = base + disp[s]!;
+      const n = len[s]!;
       if (n <= SHORT_SEGMENT) {
         for (let i = 0; i < n; i++) dst[o + i] = src[d + i]!;
       } else {
@@ -96,32 +119,49 @@ export function unpackFrom(
   count: number,
 ): number {
   const want = Math.min(bytes, count * type.size);
-  let left = want;
-  if (left <= 0) return pos;
+  if (want <= 0) return pos;
   const srcAddr = from.byteOffset + pos;
   const w = wordSize(type, buf.byteOffset, srcAddr);
   const src = wordsOf(from.buffer, w);
   const dst = wordsOf(buf.buffer, w);
-  const { segDisp, segLen } = type.map;
-  let o = srcAddr / w;
-  for (let k = 0; k < count && left > 0; k++) {
-    const base = (buf.byteOffset + k * type.extent) / w;
-    for (let s = 0; s < segDisp.length && left > 0; s++) {
-      const d = base + segDisp[s]! / w;
-      if (segLen[s]! > left) {
-        // The message ends inside this segment: copy its remaining bytes one by one.
-        copyBytes(from, o * w - from.byteOffset, buf, d * w - buf.byteOffset, left);
-        return pos + want;
-      }
-      const n = segLen[s]! / w;
-      if (n <= SHORT_SEGMENT) {
-        for (let i = 0; i < n; i++) dst[d + i] = src[o + i]!;
-      } else {
-        dst.set(src.subarray(o, o + n), d);
-      }
-      o += n;
-      left -= segLen[s]!;
+  const { disp, len, uniform, step } = type.map.words(w);
+  // Word indices as small integers (| 0): V8 then indexes without float conversions.
+  const ext = (type.extent / w) | 0;
+  let base = (buf.byteOffset / w) | 0;
+  let o = (srcAddr / w) | 0;
+  // Whole instances first (the common case, on the fast loops), then the partial last one.
+  const whole = Math.floor(want / type.size);
+  if (uniform === 1 && step !== 0) {
+    const segs = disp.length;
+    for (let k = 0; k < whole; k++, base += ext) {
+      let at = (base + disp[0]!) | 0;
+      for (let s = 0; s < segs; s++, at += step) dst[at] = src[o++]!;
     }
+  } else if (uniform === 1) {
+    for (let k = 0; k < whole; k++, base += ext) {
+      for (let s = 0; s < disp.length; s++) dst[base + disp[s]!] = src[o++]!;
+    }
+  } else {
+    for (let k = 0; k < whole; k++, base += ext) {
+      for (let s = 0; s < disp.length; s++) {
+        const d = base + disp[s]!;
+        const n = len[s]!;
+        if (n <= SHORT_SEGMENT) {
+          for (let i = 0; i < n; i++) dst[d + i] = src[o + i]!;
+        } else {
+          dst.set(src.subarray(o, o + n), d);
+        }
+        o += n;
+      }
+    }
+  }
+  let left = want - whole * type.size;
+  for (let s = 0; s < disp.length && left > 0; s++) {
+    // The message ends inside the last instance: copy segment by segment, byte-wise.
+    const n = Math.min(len[s]! * w, left);
+    copyBytes(from, o * w - from.byteOffset, buf, (base + disp[s]!) * w - buf.byteOffset, n);
+    o += n / w; // only the last copy can end off a word; nothing is read after it
+    left -= n;
   }
   return pos + want;
 }

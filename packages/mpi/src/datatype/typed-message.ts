@@ -4,6 +4,7 @@ import { ErrorClass, MpiError } from '../errors';
 import type { RpiRequest } from '../rpi/request';
 import { Datatype } from './datatype';
 import { checkSpan, isContiguousAtStart, packInto, unpackFrom } from './pack';
+import { returnScratch, takeScratch } from './scratch';
 
 /**
  * `[buffer, datatype, count]`: what every send, receive and collective accepts besides a plain
@@ -39,17 +40,28 @@ export function partsOf(
   return { buf, type, count };
 }
 
-/** The bytes to send for a typed message: the buffer itself when contiguous, else packed. */
-export function packMessage(m: TypedMessage, call: string): { bytes: Uint8Array; kind: number } {
+/**
+ * The bytes to send for a typed message: the buffer itself when contiguous, else packed into
+ * staging memory (`staged`: give it back with `releasePacked` once the send is complete).
+ */
+export function packMessage(
+  m: TypedMessage,
+  call: string,
+): { bytes: Uint8Array; kind: number; staged: boolean } {
   const { buf, type, count } = partsOf(m, call);
   const kind = type.messageKind;
   const n = count * type.size;
   if (isContiguousAtStart(type, count)) {
-    return { bytes: bytesOf(buf).subarray(type.trueLb, type.trueLb + n), kind };
+    return { bytes: bytesOf(buf).subarray(type.trueLb, type.trueLb + n), kind, staged: false };
   }
-  const out = Buffer.allocUnsafeSlow(n);
+  const out = takeScratch(n);
   packInto(buf, type, count, out, 0);
-  return { bytes: out, kind };
+  return { bytes: out, kind, staged: true };
+}
+
+/** Gives back the staging memory of a completed send of `packMessage`. */
+export function releasePacked(packed: { bytes: Uint8Array; staged: boolean }): void {
+  if (packed.staged) returnScratch(packed.bytes);
 }
 
 /**
@@ -66,28 +78,44 @@ export interface RecvLayout {
   finish(req: RpiRequest): MpiError | null;
 }
 
-export function recvLayout(into: BufferLike | TypedMessage, call: string): RecvLayout {
+/**
+ * The layout of a receive into `into`. `once`: the receive completes once (not persistent), so
+ * its staging memory is reused memory, given back after `finish`.
+ */
+export function recvLayout(
+  into: BufferLike | TypedMessage,
+  call: string,
+  once = false,
+): RecvLayout {
   if (!isTypedMessage(into)) {
     throw new MpiError(ErrorClass.ERR_INTERN, `${call}: recvLayout of a plain buffer`);
   }
   const { buf, type, count } = partsOf(into, call);
   const n = count * type.size;
   const contiguous = isContiguousAtStart(type, count);
+  const staged = !contiguous && once;
   const bytes = contiguous
     ? bytesOf(buf).subarray(type.trueLb, type.trueLb + n)
-    : Buffer.allocUnsafeSlow(n);
+    : staged
+      ? takeScratch(n)
+      : Buffer.allocUnsafeSlow(n);
+  const finishRecv = (req: RpiRequest): MpiError | null => {
+    if (req.cancelled || (req.error && req.error.errorClass !== ErrorClass.ERR_TRUNCATE)) {
+      return req.error;
+    }
+    const mismatch = signatureMismatch(type, req.stKind, req.stLength, call);
+    if (mismatch) return mismatch;
+    if (!contiguous) unpackFrom(bytes, 0, req.stLength, buf, type, count);
+    return req.error;
+  };
   return {
     bytes,
     kind: type.messageKind,
     elementBytes: Math.max(type.size, 1),
     finish: (req) => {
-      if (req.cancelled || (req.error && req.error.errorClass !== ErrorClass.ERR_TRUNCATE)) {
-        return req.error;
-      }
-      const mismatch = signatureMismatch(type, req.stKind, req.stLength, call);
-      if (mismatch) return mismatch;
-      if (!contiguous) unpackFrom(bytes, 0, req.stLength, buf, type, count);
-      return req.error;
+      const err = finishRecv(req);
+      if (staged) returnScratch(bytes);
+      return err;
     },
   };
 }

@@ -60,6 +60,29 @@ export class TypeMap {
     }
   }
 
+  private readonly wordCache = new Map<number, SegmentWords>();
+
+  /** The segments in words of `w` bytes (all of them multiples of `w`), computed once per `w`. */
+  words(w: number): SegmentWords {
+    let sw = this.wordCache.get(w);
+    if (!sw) {
+      const n = this.segDisp.length;
+      const disp = new Int32Array(n);
+      const len = new Int32Array(n);
+      let uniform = n > 0 ? this.segLen[0]! / w : 0;
+      for (let s = 0; s < n; s++) {
+        disp[s] = this.segDisp[s]! / w;
+        len[s] = this.segLen[s]! / w;
+        if (len[s] !== uniform) uniform = 0;
+      }
+      let step = n > 1 ? disp[1]! - disp[0]! : 0;
+      for (let k = 2; k < n && step !== 0; k++) if (disp[k]! - disp[k - 1]! !== step) step = 0;
+      sw = { disp, len, uniform, step };
+      this.wordCache.set(w, sw);
+    }
+    return sw;
+  }
+
   /** Number of basic elements in one instance. */
   get elements(): number {
     let n = 0;
@@ -91,4 +114,15 @@ export class TypeMap {
     }
     return n;
   }
+}
+
+/**
+ * Segments in words: displacement and length of each; `uniform` = the common length, or 0;
+ * `step` = the common distance between consecutive segments (a vector), or 0.
+ */
+export interface SegmentWords {
+  disp: Int32Array;
+  len: Int32Array;
+  uniform: number;
+  step: number;
 }

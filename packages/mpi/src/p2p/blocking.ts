@@ -8,6 +8,7 @@ import {
   packMessage,
   type RecvLayout,
   recvLayout,
+  releasePacked,
   type TypedMessage,
 } from '../datatype/typed-message';
 import { ErrorClass, MpiError } from '../errors';
@@ -53,9 +54,11 @@ function sendNow(
   if (dest === PROC_NULL) return RESOLVED;
   let bytes: Uint8Array;
   let kind: number;
+  let packed: ReturnType<typeof packMessage> | null = null;
   if (isTypedMessage(data)) {
     try {
-      ({ bytes, kind } = packMessage(data, mode));
+      packed = packMessage(data, mode);
+      ({ bytes, kind } = packed);
     } catch (err) {
       return fail(comm, err, mode);
     }
@@ -74,6 +77,8 @@ function sendNow(
       launchBuffered(comm, bytes, kind, dest, tag);
     } catch (err) {
       return fail(comm, err, mode);
+    } finally {
+      if (packed) releasePacked(packed); // copied into the attached buffer
     }
     return RESOLVED;
   }
@@ -82,10 +87,12 @@ function sendNow(
   fillSend(comm, req, MODE_TYPE[mode], bytes, kind, dest, tag);
   if (mode !== 'ssend' && engine.tryFastSend(req)) {
     engine.release(req);
+    if (packed) releasePacked(packed);
     return RESOLVED;
   }
   return runBlocking(comm, req).then((r) => {
     const err = finishBlocking(comm, r);
+    if (packed) releasePacked(packed);
     if (err) return fail(comm, err, mode);
   });
 }
@@ -140,7 +147,7 @@ export function recvInto(
     let layout: RecvLayout | null = null;
     if (isTypedMessage(into)) {
       try {
-        layout = recvLayout(into, 'recv');
+        layout = recvLayout(into, 'recv', true);
       } catch (err) {
         return fail<Status>(comm, err, 'recv');
       }

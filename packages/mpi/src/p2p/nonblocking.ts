@@ -9,6 +9,7 @@ import {
   partsOf,
   type RecvLayout,
   recvLayout,
+  releasePacked,
   type TypedMessage,
 } from '../datatype/typed-message';
 import type { RequestOp } from '../request';
@@ -49,23 +50,42 @@ export function makeSend(
   let bytes: Uint8Array | null = buffer ? bytesOf(data) : null;
   const kind = buffer ? kindOf(data) : typed ? data[1].messageKind : DataKind.OBJECT;
   let rreq: RpiRequest | null = null;
+  // The staging memory of the pass in flight (a derived type), given back at its completion.
+  let packed: ReturnType<typeof packMessage> | null = null;
   const encode = (): Uint8Array => {
     // Objects and derived types are encoded at every start: a persistent request sends the
     // current contents.
     if (bytes !== null && buffer) return bytes;
-    bytes = typed ? packMessage(data, call).bytes : encodeValue(data).bytes;
+    if (typed) {
+      packed = packMessage(data, call);
+      bytes = packed.bytes;
+    } else bytes = encodeValue(data).bytes;
     return bytes;
+  };
+  const release = () => {
+    if (packed) releasePacked(packed);
+    packed = null;
   };
   const op: RequestOp = {
     object: false,
     elementBytes: 0,
     immediateStatus: () => (dest === PROC_NULL ? procNullStatus() : new Status()),
     destroy: (r) => engine.destroy(r),
+    complete: typed
+      ? (r) => {
+          release();
+          return r.error;
+        }
+      : undefined,
     launch: () => {
       if (dest === PROC_NULL) return null;
       const payload = encode();
       if (mode === 'bsend') {
-        launchBuffered(comm, payload, kind, dest, tag);
+        try {
+          launchBuffered(comm, payload, kind, dest, tag);
+        } finally {
+          release(); // copied into the attached buffer
+        }
         return null;
       }
       if (rreq === null) {
@@ -108,7 +128,7 @@ export function makeRecv(
   let layout: RecvLayout | null = null;
   if (isTypedMessage(into)) {
     try {
-      layout = recvLayout(into, call);
+      layout = recvLayout(into, call, !persistent);
     } catch (err) {
       throw comm.raiseSync(err, call);
     }
