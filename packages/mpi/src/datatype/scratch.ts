@@ -34,7 +34,10 @@ export function returnScratch(bytes: Uint8Array): void {
   const c = bytes.buffer.byteLength;
   if (c < MIN_BYTES || (c & (c - 1)) !== 0 || kept + c > MAX_KEPT_BYTES) return;
   let list = free.get(c);
-  if (!list) free.set(c, (list = []));
+  if (!list) {
+    list = [];
+    free.set(c, list);
+  }
   if (list.length >= PER_SIZE) return;
   list.push(Buffer.from(bytes.buffer, 0, c));
   kept += c;

@@ -115,7 +115,9 @@ export const pingpongVectorCommand: BenchCommand = {
           const order = columns.map((_, i) => columns[(i + round) % columns.length]!);
           for (const c of order) {
             process.stderr.write(`round ${round + 1}/${reps}: ${c}\n`);
-            parse(await runners[c]!(), points).forEach((ns, i) => samples[c]![i]!.push(ns));
+            parse(await runners[c]!(), points).forEach((ns, i) => {
+              samples[c]![i]!.push(ns);
+            });
           }
         }
         const med = (c: VColumn, i: number) =>
