@@ -33,7 +33,7 @@ describe('examples', () => {
     }
   });
 
-  it('heat: the decomposition does not change the answer', () => {
+  it('heat: the decomposition (1-D and 2-D Cartesian grids) does not change the answer', () => {
     const probe = (np: number) => {
       const out = run(np, ['heat.ts', '40', '1e-4']);
       const m = /temperature at row 10, middle column: ([\d.]+)/.exec(out);
@@ -43,6 +43,7 @@ describe('examples', () => {
     const one = probe(1);
     expect(one).toBeGreaterThan(0);
     expect(one).toBeLessThan(100);
-    expect(probe(3)).toBe(one);
+    expect(probe(3)).toBe(one); // a 3 x 1 grid
+    expect(probe(4)).toBe(one); // a 2 x 2 grid: halo columns through a vector datatype
   });
 });

@@ -10,6 +10,8 @@ export default defineConfig({
     'testing/conformance': 'src/testing/conformance.ts',
     'testing/collectives': 'src/testing/collectives.ts',
     'testing/jobs': 'src/testing/jobs.ts',
+    'testing/datatypes': 'src/testing/datatypes.ts',
+    'testing/topology': 'src/testing/topology.ts',
   },
   format: ['esm'],
   dts: { entry: { index: 'src/index.ts', 'testing/index': 'src/testing/index.ts' } },

@@ -106,6 +106,7 @@ export async function dupComm(comm: Communicator, name: string): Promise<Communi
   const cidAll = comm.isInter ? await agreeAcross(comm, cid) : cid;
   const c = comm.derive(cidAll, comm.procs, comm.rank, name, comm.remote);
   comm.attributes.copyInto(comm, c.attributes);
+  c.topology = comm.topology; // the topology survives dup (MPI-1 §6.2); it is immutable
   return c;
 }
 

@@ -23,6 +23,8 @@ import type { CommRegistry } from './comm-registry';
 import { ANY_SOURCE, ANY_TAG, COLL_CID_BIT, type Comparison, LOCAL_CID_BIT } from './constants';
 import type { BufferLike } from './data';
 import { bytesOf, DataKind, decodeValue, kindOf } from './data';
+import * as typed from './datatype/typed-collectives';
+import { isTypedMessage, packMessage, type TypedMessage } from './datatype/typed-message';
 import type { Engine } from './engine';
 import { ERRORS_ARE_FATAL, ERRORS_RETURN, type Errhandler } from './errhandler';
 import { ErrorClass, MpiError } from './errors';
@@ -33,6 +35,8 @@ import type { SendMode } from './p2p/request-fill';
 import type { Proc } from './proc';
 import type { PersistentRequest, Request } from './request';
 import { Status } from './status';
+import { cartCreate, cartSub, distGraphCreateAdjacent, graphCreate } from './topology/create';
+import { cartOf, distGraphOf, graphOf, type Topology } from './topology/topology';
 
 /** What a communicator needs from the MPI instance that made it. */
 export interface CommHost {
@@ -70,6 +74,11 @@ export class Communicator {
   freed = false;
   /** @internal Attribute values (`MPI_Comm_set_attr`). */
   readonly attributes = new AttributeStore();
+  /**
+   * The process topology (`MPI_Topo_test`: `topology?.kind` is 'cart', 'graph' or 'distGraph'),
+   * set by cartCreate / graphCreate / distGraphCreateAdjacent, kept by dup; null otherwise.
+   */
+  topology: Topology | null = null;
 
   private collTwin: Communicator | undefined;
   private localTwin: Communicator | undefined;
@@ -262,6 +271,108 @@ export class Communicator {
     });
   }
 
+  // ---- process topologies (MPI-1 chapter 6; the bodies are in topology/) -----------------
+
+  /**
+   * `MPI_Cart_create` (collective): a communicator with a `dims` grid (`periods[d]`: dimension d
+   * wraps around); processes beyond the grid get null. `reorder` may renumber (by node).
+   */
+  cartCreate(
+    dims: readonly number[],
+    periods?: readonly boolean[],
+    reorder = false,
+    name?: string,
+  ): Promise<Communicator | null> {
+    return cartCreate(this, dims, periods, reorder, name);
+  }
+
+  /** `MPI_Cart_sub` (collective): the slices that keep the dimensions where `remainDims` is true. */
+  cartSub(remainDims: readonly boolean[], name?: string): Promise<Communicator | null> {
+    return cartSub(this, remainDims, name);
+  }
+
+  /** `MPI_Cart_get`: the grid and this process's coordinates. */
+  cartGet(): { dims: number[]; periods: boolean[]; coords: number[] } {
+    return this.topo('cartGet', () => {
+      const cart = cartOf(this.topology, this.name, 'cartGet');
+      return { dims: [...cart.dims], periods: [...cart.periods], coords: cart.coords(this.rank) };
+    });
+  }
+
+  /** `MPI_Cart_coords`: the coordinates of `rank` (default this process). */
+  cartCoords(rank = this.rank): number[] {
+    return this.topo('cartCoords', () =>
+      cartOf(this.topology, this.name, 'cartCoords').coords(rank),
+    );
+  }
+
+  /** `MPI_Cart_rank`: the rank at `coords` (periodic dimensions wrap). */
+  cartRank(coords: readonly number[]): number {
+    return this.topo('cartRank', () => cartOf(this.topology, this.name, 'cartRank').rank(coords));
+  }
+
+  /** `MPI_Cart_shift`: neighbours `disp` steps along `direction` (PROC_NULL past an edge). */
+  cartShift(direction: number, disp = 1): { source: number; dest: number } {
+    return this.topo('cartShift', () =>
+      cartOf(this.topology, this.name, 'cartShift').shift(this.rank, direction, disp),
+    );
+  }
+
+  /**
+   * `MPI_Graph_create` (collective): node i's neighbours are `edges[index[i-1]..index[i])`;
+   * processes beyond `index.length` get null.
+   */
+  graphCreate(
+    index: readonly number[],
+    edges: readonly number[],
+    _reorder = false,
+    name?: string,
+  ): Promise<Communicator | null> {
+    return graphCreate(this, index, edges, name);
+  }
+
+  /** `MPI_Graph_neighbors` of `rank` (default this process). */
+  graphNeighbors(rank = this.rank): number[] {
+    return this.topo('graphNeighbors', () =>
+      graphOf(this.topology, this.name, 'graphNeighbors').neighbors(rank),
+    );
+  }
+
+  /** `MPI_Graph_get`: the graph in MPI-1's index/edges form. */
+  graphGet(): { index: number[]; edges: number[] } {
+    return this.topo('graphGet', () => {
+      const g = graphOf(this.topology, this.name, 'graphGet');
+      return { index: [...g.index], edges: [...g.edges] };
+    });
+  }
+
+  /** `MPI_Dist_graph_create_adjacent` (collective): this process's in- and out-neighbours. */
+  distGraphCreateAdjacent(
+    sources: readonly number[],
+    destinations: readonly number[],
+    name?: string,
+  ): Promise<Communicator> {
+    return distGraphCreateAdjacent(this, sources, destinations, name);
+  }
+
+  /** `MPI_Dist_graph_neighbors`. */
+  distGraphNeighbors(): { sources: number[]; destinations: number[] } {
+    return this.topo('distGraphNeighbors', () => {
+      const g = distGraphOf(this.topology, this.name, 'distGraphNeighbors');
+      return { sources: [...g.sources], destinations: [...g.destinations] };
+    });
+  }
+
+  /** Runs a local topology query; its errors go through the error handler. */
+  private topo<T>(call: string, body: () => T): T {
+    try {
+      this.checkUsable(call);
+      return body();
+    } catch (err) {
+      throw err instanceof MpiError && this.freed ? err : this.raiseSync(err, call);
+    }
+  }
+
   /** Caches `value` on this communicator under `key` (`MPI_Comm_set_attr`). */
   setAttr<T>(key: Keyval<T>, value: T): void {
     this.checkUsable('setAttr');
@@ -291,6 +402,7 @@ export class Communicator {
    * process, PROC_NULL in the rest of its group and the root's rank in the other group.
    */
   bcast<T>(data: T, root = 0): Promise<T> {
+    if (isTypedMessage(data)) return typed.bcast(this, data, root) as Promise<T>;
     return this.collective('bcast', (coll) => api.bcast(this, coll, data, root));
   }
 
@@ -302,21 +414,25 @@ export class Communicator {
   gather<T = unknown>(
     data: T | InPlace,
     root = 0,
-    into?: BufferLike,
+    into?: BufferLike | TypedMessage,
   ): Promise<T[] | BufferLike | undefined> {
-    return this.collective('gather', (coll) => api.gather(this, coll, data, root, into)) as Promise<
-      T[] | BufferLike | undefined
-    >;
+    if (typed.anyTyped(data, into)) return typed.gather(this, data, root, into) as Promise<T[]>;
+    return this.collective('gather', (coll) =>
+      api.gather(this, coll, data, root, into as BufferLike),
+    ) as Promise<T[] | BufferLike | undefined>;
   }
 
   /** `MPI_Gatherv`: blocks of `counts[i]` elements at `displs[i]` of the root's `into`. */
   gatherv(
-    data: BufferLike | InPlace,
+    data: BufferLike | TypedMessage | InPlace,
     counts: readonly number[] | null,
     displs: readonly number[] | undefined,
     root: number,
-    into?: BufferLike,
+    into?: BufferLike | TypedMessage,
   ): Promise<BufferLike | undefined> {
+    if (isTypedMessage(data) || isTypedMessage(into)) {
+      return typed.gatherv(this, data, counts, displs, root, into) as Promise<BufferLike>;
+    }
     return this.collective('gatherv', (coll) =>
       api.gatherv(this, coll, data, counts, displs, root, into),
     );
@@ -326,7 +442,14 @@ export class Communicator {
    * `MPI_Scatter`: block i of the root's data to member i. Buffers when `into` is one (the root's
    * data then holds size blocks); otherwise the root passes an array of size values.
    */
-  scatter<T = unknown>(data: unknown, root = 0, into?: BufferLike | InPlace): Promise<T> {
+  scatter<T = unknown>(
+    data: unknown,
+    root = 0,
+    into?: BufferLike | TypedMessage | InPlace,
+  ): Promise<T> {
+    if (isTypedMessage(data) || isTypedMessage(into)) {
+      return typed.scatter(this, data, root, into) as Promise<T>;
+    }
     return this.collective('scatter', (coll) =>
       api.scatter(this, coll, data, root, into),
     ) as Promise<T>;
@@ -334,31 +457,41 @@ export class Communicator {
 
   /** `MPI_Scatterv`: `counts[i]` elements at `displs[i]` of the root's data to member i. */
   scatterv(
-    data: BufferLike | null,
+    data: BufferLike | TypedMessage | null,
     counts: readonly number[] | null,
     displs: readonly number[] | undefined,
     root: number,
-    into: BufferLike | InPlace,
+    into: BufferLike | TypedMessage | InPlace,
   ): Promise<BufferLike | undefined> {
+    if (isTypedMessage(data) || isTypedMessage(into)) {
+      return typed.scatterv(this, data, counts, displs, root, into) as Promise<BufferLike>;
+    }
     return this.collective('scatterv', (coll) =>
       api.scatterv(this, coll, data, counts, displs, root, into),
     );
   }
 
   /** `MPI_Allgather`: every member's block at every member (buffers into `into`, else an array). */
-  allgather<T = unknown>(data: T | InPlace, into?: BufferLike): Promise<T[] | BufferLike> {
-    return this.collective('allgather', (coll) => api.allgather(this, coll, data, into)) as Promise<
-      T[] | BufferLike
-    >;
+  allgather<T = unknown>(
+    data: T | InPlace,
+    into?: BufferLike | TypedMessage,
+  ): Promise<T[] | BufferLike> {
+    if (typed.anyTyped(data, into)) return typed.allgather(this, data, into) as Promise<T[]>;
+    return this.collective('allgather', (coll) =>
+      api.allgather(this, coll, data, into as BufferLike),
+    ) as Promise<T[] | BufferLike>;
   }
 
   /** `MPI_Allgatherv`. */
   allgatherv(
-    data: BufferLike | InPlace,
+    data: BufferLike | TypedMessage | InPlace,
     counts: readonly number[],
     displs: readonly number[] | undefined,
-    into: BufferLike,
+    into: BufferLike | TypedMessage,
   ): Promise<BufferLike> {
+    if (isTypedMessage(data) || isTypedMessage(into)) {
+      return typed.allgatherv(this, data, counts, displs, into) as Promise<BufferLike>;
+    }
     return this.collective('allgatherv', (coll) =>
       api.allgatherv(this, coll, data, counts, displs, into),
     );
@@ -366,23 +499,35 @@ export class Communicator {
 
   /** `MPI_Alltoall`: block j of member i's data becomes block i of member j's result. */
   alltoall<T = unknown>(
-    data: T[] | BufferLike | InPlace,
-    into?: BufferLike,
+    data: T[] | BufferLike | TypedMessage | InPlace,
+    into?: BufferLike | TypedMessage,
   ): Promise<T[] | BufferLike> {
-    return this.collective('alltoall', (coll) => api.alltoall(this, coll, data, into)) as Promise<
-      T[] | BufferLike
-    >;
+    if (typed.anyTyped(data, into)) return typed.alltoall(this, data, into) as Promise<T[]>;
+    return this.collective('alltoall', (coll) =>
+      api.alltoall(this, coll, data, into as BufferLike),
+    ) as Promise<T[] | BufferLike>;
   }
 
   /** `MPI_Alltoallv`. */
   alltoallv(
-    data: BufferLike,
+    data: BufferLike | TypedMessage,
     sendCounts: readonly number[],
     sendDispls: readonly number[] | undefined,
-    into: BufferLike,
+    into: BufferLike | TypedMessage,
     recvCounts: readonly number[],
     recvDispls?: readonly number[],
   ): Promise<BufferLike> {
+    if (isTypedMessage(data) || isTypedMessage(into)) {
+      return typed.alltoallv(
+        this,
+        data,
+        sendCounts,
+        sendDispls,
+        into,
+        recvCounts,
+        recvDispls,
+      ) as Promise<BufferLike>;
+    }
     return this.collective('alltoallv', (coll) =>
       api.alltoallv(this, coll, data, sendCounts, sendDispls, into, recvCounts, recvDispls),
     );
@@ -390,10 +535,15 @@ export class Communicator {
 
   /** `MPI_Alltoallw`: one send and one receive buffer per member, of any types. */
   alltoallw(
-    sends: readonly BufferLike[],
-    intos: readonly BufferLike[],
+    sends: readonly (BufferLike | TypedMessage)[],
+    intos: readonly (BufferLike | TypedMessage)[],
   ): Promise<readonly BufferLike[]> {
-    return this.collective('alltoallw', (coll) => api.alltoallw(this, coll, sends, intos));
+    if (typed.anyTyped(...sends, ...intos)) {
+      return typed.alltoallw(this, sends, intos) as Promise<BufferLike[]>;
+    }
+    return this.collective('alltoallw', (coll) =>
+      api.alltoallw(this, coll, sends as BufferLike[], intos as BufferLike[]),
+    );
   }
 
   /**
@@ -404,43 +554,62 @@ export class Communicator {
     data: T | InPlace,
     op: ReduceOp,
     root = 0,
-    into?: NumericArray,
+    into?: NumericArray | TypedMessage,
   ): Promise<T | undefined> {
+    if (typed.anyTyped(data, into)) {
+      return typed.reduction(this, 'reduce', data, op, root, into) as Promise<T>;
+    }
     return this.collective('reduce', (coll) =>
-      api.reduce(this, coll, data, op, root, into),
+      api.reduce(this, coll, data, op, root, into as NumericArray),
     ) as Promise<T | undefined>;
   }
 
   /** `MPI_Allreduce`: the reduction at every member. */
-  allreduce<T>(data: T | InPlace, op: ReduceOp, into?: NumericArray): Promise<T> {
+  allreduce<T>(data: T | InPlace, op: ReduceOp, into?: NumericArray | TypedMessage): Promise<T> {
+    if (typed.anyTyped(data, into)) {
+      return typed.reduction(this, 'allreduce', data, op, 0, into) as Promise<T>;
+    }
     return this.collective('allreduce', (coll) =>
-      api.allreduce(this, coll, data, op, into),
+      api.allreduce(this, coll, data, op, into as NumericArray),
     ) as Promise<T>;
   }
 
   /** `MPI_Reduce_scatter`: the reduction, block i (`counts[i]` elements) to member i. */
   reduceScatter(
-    data: NumericArray | InPlace,
+    data: NumericArray | TypedMessage | InPlace,
     counts: readonly number[],
     op: ReduceOp,
-    into?: NumericArray,
+    into?: NumericArray | TypedMessage,
   ): Promise<NumericArray> {
+    if (isTypedMessage(data) || isTypedMessage(into)) {
+      return typed.reduceScatter(this, data, counts, op, into) as Promise<NumericArray>;
+    }
     return this.collective('reduceScatter', (coll) =>
       api.reduceScatter(this, coll, data, counts, op, into),
     );
   }
 
   /** `MPI_Scan`: member i gets the reduction of members 0..i. */
-  scan<T>(data: T | InPlace, op: ReduceOp, into?: NumericArray): Promise<T> {
+  scan<T>(data: T | InPlace, op: ReduceOp, into?: NumericArray | TypedMessage): Promise<T> {
+    if (typed.anyTyped(data, into)) {
+      return typed.reduction(this, 'scan', data, op, 0, into) as Promise<T>;
+    }
     return this.collective('scan', (coll) =>
-      api.scan(this, coll, data, op, into, false),
+      api.scan(this, coll, data, op, into as NumericArray, false),
     ) as Promise<T>;
   }
 
   /** `MPI_Exscan`: member i > 0 gets the reduction of members 0..i-1 (member 0: undefined). */
-  exscan<T>(data: T | InPlace, op: ReduceOp, into?: NumericArray): Promise<T | undefined> {
+  exscan<T>(
+    data: T | InPlace,
+    op: ReduceOp,
+    into?: NumericArray | TypedMessage,
+  ): Promise<T | undefined> {
+    if (typed.anyTyped(data, into)) {
+      return typed.reduction(this, 'exscan', data, op, 0, into) as Promise<T>;
+    }
     return this.collective('exscan', (coll) =>
-      api.scan(this, coll, data, op, into, true),
+      api.scan(this, coll, data, op, into as NumericArray, true),
     ) as Promise<T | undefined>;
   }
 
@@ -562,37 +731,53 @@ export class Communicator {
    * - `recv(source?, tag?, status?)`: receives any message and resolves with its value (a typed
    *   array of the sent type, a Buffer, or the decoded object); fills `status` if given.
    *
+   * - `recv([buffer, datatype, count], source?, tag?)`: receives into a derived-type layout;
+   *   `status.count` is in instances of the type, `status.getElements(type)` in basic elements.
+   *
    * `source` defaults to ANY_SOURCE, `tag` to ANY_TAG.
    */
-  recv(into: BufferLike, source?: number, tag?: number): Promise<Status>;
+  recv(into: BufferLike | TypedMessage, source?: number, tag?: number): Promise<Status>;
   recv<T = unknown>(source?: number, tag?: number, status?: Status): Promise<T>;
   recv(
-    a?: BufferLike | number,
+    a?: BufferLike | TypedMessage | number,
     b?: number | Status,
     c?: number | Status,
   ): Promise<Status> | Promise<unknown> {
-    if (isBufferLike(a)) {
+    if (isBufferLike(a) || isTypedMessage(a)) {
       return recvInto(this, a, (b as number) ?? ANY_SOURCE, (c as number) ?? ANY_TAG);
     }
-    return recvValue(this, a ?? ANY_SOURCE, (b as number) ?? ANY_TAG, c as Status | undefined);
+    return recvValue(
+      this,
+      (a as number | undefined) ?? ANY_SOURCE,
+      (b as number) ?? ANY_TAG,
+      c as Status | undefined,
+    );
   }
 
   /**
    * Non-blocking receive (`MPI_Irecv`): `irecv(into, source?, tag?)` resolves `wait()` with the
    * Status; `irecv(source?, tag?)` with the received value (`req.status` has the status).
    */
-  irecv(into: BufferLike, source?: number, tag?: number): Request<Status>;
+  irecv(into: BufferLike | TypedMessage, source?: number, tag?: number): Request<Status>;
   irecv<T = unknown>(source?: number, tag?: number): Request<T>;
-  irecv(a?: BufferLike | number, b?: number, c?: number): Request<unknown> {
+  irecv(a?: BufferLike | TypedMessage | number, b?: number, c?: number): Request<unknown> {
     const r = makeRecv(this, 'irecv', a, b, c, false);
     startRequest(this, r);
     return r;
   }
 
   /** Persistent receive (`MPI_Recv_init`), into a buffer or of any value. */
-  recvInit(into: BufferLike, source?: number, tag?: number): PersistentRequest<Status>;
+  recvInit(
+    into: BufferLike | TypedMessage,
+    source?: number,
+    tag?: number,
+  ): PersistentRequest<Status>;
   recvInit<T = unknown>(source?: number, tag?: number): PersistentRequest<T>;
-  recvInit(a?: BufferLike | number, b?: number, c?: number): PersistentRequest<unknown> {
+  recvInit(
+    a?: BufferLike | TypedMessage | number,
+    b?: number,
+    c?: number,
+  ): PersistentRequest<unknown> {
     return makeRecv(this, 'recvInit', a, b, c, true) as PersistentRequest<unknown>;
   }
 
@@ -623,7 +808,7 @@ export class Communicator {
     data: unknown,
     dest: number,
     sendTag: number,
-    into: BufferLike,
+    into: BufferLike | TypedMessage,
     source?: number,
     recvTag?: number,
   ): Promise<Status>;
@@ -639,17 +824,17 @@ export class Communicator {
     data: unknown,
     dest: number,
     sendTag = 0,
-    d?: BufferLike | number,
+    d?: BufferLike | TypedMessage | number,
     e?: number,
     f?: number | Status,
   ): Promise<unknown> {
-    if (isBufferLike(d)) {
+    if (isBufferLike(d) || isTypedMessage(d)) {
       const r = this.irecv(d, e ?? ANY_SOURCE, (f as number | undefined) ?? ANY_TAG);
       const s = this.isend(data, dest, sendTag);
       const [st] = await Promise.all([r.wait(), s.wait()]);
       return st;
     }
-    const r = this.irecv(d ?? ANY_SOURCE, e ?? ANY_TAG);
+    const r = this.irecv((d as number | undefined) ?? ANY_SOURCE, e ?? ANY_TAG);
     const s = this.isend(data, dest, sendTag);
     const [value] = await Promise.all([r.wait(), s.wait()]);
     if (f instanceof Status && r.status) Object.assign(f, r.status);
@@ -660,18 +845,27 @@ export class Communicator {
    * Send the contents of `buf` and receive into the same buffer (`MPI_Sendrecv_replace`).
    */
   async sendrecvReplace(
-    buf: BufferLike,
+    buf: BufferLike | TypedMessage,
     dest: number,
     sendTag = 0,
     source: number = ANY_SOURCE,
     recvTag: number = ANY_TAG,
   ): Promise<Status> {
-    const err = checkInto(buf);
-    if (err) throw this.raiseSync(err, 'sendrecvReplace');
-    const bytes = bytesOf(buf);
+    let bytes: Uint8Array;
+    let kind: number;
+    try {
+      if (isTypedMessage(buf)) ({ bytes, kind } = packMessage(buf, 'sendrecvReplace'));
+      else {
+        const err = checkInto(buf);
+        if (err) throw err;
+        bytes = bytesOf(buf);
+        kind = kindOf(buf);
+      }
+    } catch (err) {
+      throw this.raiseSync(err, 'sendrecvReplace');
+    }
     const copy = Buffer.allocUnsafeSlow(bytes.byteLength);
     copy.set(bytes);
-    const kind = kindOf(buf);
     // Send the copy with the original's kind, so that a receiver without a buffer gets its type.
     const view = kind === DataKind.BUFFER ? copy : decodeValue(copy, kind);
     const r = this.irecv(buf, source, recvTag);

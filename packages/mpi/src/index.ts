@@ -24,6 +24,9 @@ import {
   UNEQUAL,
 } from './constants';
 import { DataKind } from './data';
+import { Datatype, ORDER_C, ORDER_FORTRAN } from './datatype/datatype';
+import { pack, packSize, unpack } from './datatype/pack-api';
+import { PREDEFINED_TYPES } from './datatype/predefined';
 import { ERRORS_ARE_FATAL, ERRORS_RETURN, Errhandler } from './errhandler';
 import { ErrorClass, MpiError } from './errors';
 import { Group } from './group';
@@ -31,6 +34,7 @@ import type { InitOptions } from './mpi';
 import { Mpi } from './mpi';
 import { PersistentRequest, Request } from './request';
 import { Status } from './status';
+import { dimsCreate } from './topology/dims';
 import { wtick, wtime } from './wtime';
 
 /** The MPI API in one namespace, mpi4py-style: `const mpi = await MPI.init()`. */
@@ -72,6 +76,14 @@ export const MPI = {
   Group,
   Keyval,
   DataKind,
+  Datatype,
+  ...PREDEFINED_TYPES,
+  ORDER_C,
+  ORDER_FORTRAN,
+  pack,
+  unpack,
+  packSize,
+  dimsCreate,
 } as const;
 
 /** For modules: bounds a wait (the run-time environment's helper, one copy in the system). */
@@ -193,6 +205,24 @@ export {
   kindName,
   kindOf,
 } from './data';
+export type { ArrayOrder } from './datatype/datatype';
+export { Datatype, ORDER_C, ORDER_FORTRAN } from './datatype/datatype';
+export { pack, packSize, unpack } from './datatype/pack-api';
+export {
+  BIGINT64,
+  BIGUINT64,
+  BYTE,
+  FLOAT32,
+  FLOAT64,
+  INT8,
+  INT16,
+  INT32,
+  PACKED,
+  UINT8,
+  UINT16,
+  UINT32,
+} from './datatype/predefined';
+export type { TypedMessage } from './datatype/typed-message';
 export { ERRORS_ARE_FATAL, ERRORS_RETURN, Errhandler } from './errhandler';
 export type { ErrorClassName, ErrorClassValue } from './errors';
 export { ErrorClass, errorClassName, isMpiError, MpiError } from './errors';
@@ -243,4 +273,8 @@ export type {
 export { RPI_API_VERSION } from './rpi/types';
 export { runtimeFromEnvironment } from './runtime-from-env';
 export { Status } from './status';
+export { CartTopology } from './topology/cart';
+export { dimsCreate } from './topology/dims';
+export { DistGraphTopology, GraphTopology } from './topology/graph';
+export type { Topology } from './topology/topology';
 export { wtick, wtime } from './wtime';

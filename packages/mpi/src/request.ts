@@ -17,6 +17,11 @@ export interface RequestOp {
   readonly elementBytes: number;
   /** Frees the internal request for good. */
   destroy(req: RpiRequest): void;
+  /**
+   * Finishes a done pass before its status is taken (a derived-type receive unpacks here);
+   * returns the pass's error (the request's own, or one of its own making).
+   */
+  complete?(req: RpiRequest): MpiError | null;
 }
 
 type Phase = 'inactive' | 'active' | 'complete' | 'freed';
@@ -93,7 +98,8 @@ export class Request<T = Status> {
   private onDone(r: RpiRequest): void {
     if (r.state !== ReqState.DONE || this.phase !== 'active') return;
     const st = statusOf(r, this.op.elementBytes);
-    this.err = r.error;
+    this.err = this.op.complete ? this.op.complete(r) : r.error;
+    st.error = this.err;
     if (this.op.object && !r.error && !r.cancelled) {
       try {
         this.value = decodeValue(r.buf ?? new Uint8Array(0), r.stKind) as T;

@@ -1,6 +1,7 @@
 import { ANY_SOURCE, ANY_TAG, UNDEFINED } from './constants';
 import type { BufferLike } from './data';
 import { DataKind, elementSize, kindName } from './data';
+import { Datatype } from './datatype/datatype';
 import type { MpiError } from './errors';
 import type { RpiRequest } from './rpi/request';
 
@@ -37,8 +38,15 @@ export class Status {
     return this.getCount(this.elementBytes || elementSize(this.kind));
   }
 
-  /** Count in another element type: a typed array constructor, an instance, or bytes per element. */
-  getCount(type: ElementType | number = 1): number {
+  /**
+   * Count in another element type (`MPI_Get_count`): a Datatype, a typed array constructor, an
+   * instance, or bytes per element. `UNDEFINED` when not a whole number of them.
+   */
+  getCount(type: Datatype | ElementType | number = 1): number {
+    if (type instanceof Datatype) {
+      if (type.size === 0) return this.byteLength === 0 ? 0 : UNDEFINED;
+      return this.byteLength % type.size === 0 ? this.byteLength / type.size : UNDEFINED;
+    }
     const size =
       typeof type === 'number'
         ? type
@@ -47,6 +55,17 @@ export class Status {
           : 1;
     if (size <= 0) return UNDEFINED;
     return this.byteLength % size === 0 ? this.byteLength / size : UNDEFINED;
+  }
+
+  /**
+   * Basic elements received (`MPI_Get_elements`) when receiving with `type`: counts the elements
+   * of a partly filled last instance too; `UNDEFINED` when the bytes end inside an element.
+   */
+  getElements(type: Datatype): number {
+    if (type.size === 0) return 0;
+    const whole = Math.floor(this.byteLength / type.size);
+    const part = type.map.elementsIn(this.byteLength - whole * type.size);
+    return part < 0 ? UNDEFINED : whole * type.elements + part;
   }
 
   /** Name of what was sent: "Float64Array", "Buffer", "object". */

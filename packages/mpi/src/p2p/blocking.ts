@@ -3,6 +3,14 @@ import { checkDest, checkSource, checkTag } from '../comm-checks';
 import { PROC_NULL } from '../constants';
 import type { BufferLike } from '../data';
 import { bytesOf, DataKind, decodeValue, elementSize, encodeValue, kindOf } from '../data';
+import {
+  isTypedMessage,
+  packMessage,
+  type RecvLayout,
+  recvLayout,
+  releasePacked,
+  type TypedMessage,
+} from '../datatype/typed-message';
 import { ErrorClass, MpiError } from '../errors';
 import type { RpiRequest } from '../rpi/request';
 import { ReqFlag, ReqMark, ReqState, ReqType } from '../rpi/request';
@@ -46,7 +54,15 @@ function sendNow(
   if (dest === PROC_NULL) return RESOLVED;
   let bytes: Uint8Array;
   let kind: number;
-  if (typeof data === 'object' && data !== null && ArrayBuffer.isView(data)) {
+  let packed: ReturnType<typeof packMessage> | null = null;
+  if (isTypedMessage(data)) {
+    try {
+      packed = packMessage(data, mode);
+      ({ bytes, kind } = packed);
+    } catch (err) {
+      return fail(comm, err, mode);
+    }
+  } else if (typeof data === 'object' && data !== null && ArrayBuffer.isView(data)) {
     kind = kindOf(data as BufferLike);
     bytes = data instanceof Uint8Array ? data : bytesOf(data as BufferLike);
   } else {
@@ -61,6 +77,8 @@ function sendNow(
       launchBuffered(comm, bytes, kind, dest, tag);
     } catch (err) {
       return fail(comm, err, mode);
+    } finally {
+      if (packed) releasePacked(packed); // copied into the attached buffer
     }
     return RESOLVED;
   }
@@ -69,10 +87,12 @@ function sendNow(
   fillSend(comm, req, MODE_TYPE[mode], bytes, kind, dest, tag);
   if (mode !== 'ssend' && engine.tryFastSend(req)) {
     engine.release(req);
+    if (packed) releasePacked(packed);
     return RESOLVED;
   }
   return runBlocking(comm, req).then((r) => {
     const err = finishBlocking(comm, r);
+    if (packed) releasePacked(packed);
     if (err) return fail(comm, err, mode);
   });
 }
@@ -111,25 +131,40 @@ export function launchBuffered(
   engine.start(req);
 }
 
-/** A blocking receive into the caller's buffer; resolves with the status. */
+/**
+ * A blocking receive into the caller's buffer, or into `[buffer, datatype, count]` (through a
+ * packed staging area unless the type is contiguous); resolves with the status.
+ */
 export function recvInto(
   comm: Communicator,
-  into: BufferLike,
+  into: BufferLike | TypedMessage,
   source: number,
   tag: number,
 ): Promise<Status> {
   return comm.host.engine.gate.call(() => {
     const bad = checkSource(comm, source) ?? checkTag(comm, tag, true);
     if (bad) return fail<Status>(comm, bad, 'recv');
+    let layout: RecvLayout | null = null;
+    if (isTypedMessage(into)) {
+      try {
+        layout = recvLayout(into, 'recv', true);
+      } catch (err) {
+        return fail<Status>(comm, err, 'recv');
+      }
+    }
     if (source === PROC_NULL) return Promise.resolve(procNullStatus());
-    const kind = kindOf(into);
-    const elementBytes = elementSize(kind);
+    const plain = into as BufferLike;
+    const kind = layout ? layout.kind : kindOf(plain);
+    const elementBytes = layout ? layout.elementBytes : elementSize(kind);
     const req = comm.host.engine.acquire();
-    const bytes = into instanceof Uint8Array ? into : bytesOf(into);
+    const bytes = layout ? layout.bytes : plain instanceof Uint8Array ? plain : bytesOf(plain);
     fillRecv(comm, req, ReqType.RECV, bytes, kind, source, tag);
     return runBlocking(comm, req).then((r) => {
       const st = statusOf(r, elementBytes);
-      const err = finishBlocking(comm, r);
+      const typedErr = layout ? layout.finish(r) : null;
+      const err = typedErr ?? finishBlocking(comm, r);
+      if (typedErr) finishBlocking(comm, r);
+      st.error = err;
       return err ? fail<Status>(comm, err, 'recv') : st;
     });
   });

@@ -3,6 +3,15 @@ import { checkDest, checkSource, checkTag, isBufferLike } from '../comm-checks';
 import { ANY_SOURCE, ANY_TAG, PROC_NULL } from '../constants';
 import type { BufferLike } from '../data';
 import { bytesOf, DataKind, elementSize, encodeValue, kindOf } from '../data';
+import {
+  isTypedMessage,
+  packMessage,
+  partsOf,
+  type RecvLayout,
+  recvLayout,
+  releasePacked,
+  type TypedMessage,
+} from '../datatype/typed-message';
 import type { RequestOp } from '../request';
 import { PersistentRequest, Request } from '../request';
 import { ReqMark, ReqType, RpiRequest } from '../rpi/request';
@@ -29,26 +38,54 @@ export function makeSend(
   const bad = checkDest(comm, dest) ?? checkTag(comm, tag, false);
   if (bad) throw comm.raiseSync(bad, call);
   const engine = comm.host.engine;
+  const typed = isTypedMessage(data);
+  if (typed) {
+    try {
+      partsOf(data, call);
+    } catch (err) {
+      throw comm.raiseSync(err, call);
+    }
+  }
   const buffer = isBufferLike(data);
   let bytes: Uint8Array | null = buffer ? bytesOf(data) : null;
-  const kind = buffer ? kindOf(data) : DataKind.OBJECT;
+  const kind = buffer ? kindOf(data) : typed ? data[1].messageKind : DataKind.OBJECT;
   let rreq: RpiRequest | null = null;
+  // The staging memory of the pass in flight (a derived type), given back at its completion.
+  let packed: ReturnType<typeof packMessage> | null = null;
   const encode = (): Uint8Array => {
-    // Objects are encoded at every start: a persistent request sends the current value.
+    // Objects and derived types are encoded at every start: a persistent request sends the
+    // current contents.
     if (bytes !== null && buffer) return bytes;
-    bytes = encodeValue(data).bytes;
+    if (typed) {
+      packed = packMessage(data, call);
+      bytes = packed.bytes;
+    } else bytes = encodeValue(data).bytes;
     return bytes;
+  };
+  const release = () => {
+    if (packed) releasePacked(packed);
+    packed = null;
   };
   const op: RequestOp = {
     object: false,
     elementBytes: 0,
     immediateStatus: () => (dest === PROC_NULL ? procNullStatus() : new Status()),
     destroy: (r) => engine.destroy(r),
+    complete: typed
+      ? (r) => {
+          release();
+          return r.error;
+        }
+      : undefined,
     launch: () => {
       if (dest === PROC_NULL) return null;
       const payload = encode();
       if (mode === 'bsend') {
-        launchBuffered(comm, payload, kind, dest, tag);
+        try {
+          launchBuffered(comm, payload, kind, dest, tag);
+        } finally {
+          release(); // copied into the attached buffer
+        }
         return null;
       }
       if (rreq === null) {
@@ -77,23 +114,33 @@ export function makeSend(
 export function makeRecv(
   comm: Communicator,
   call: string,
-  a: BufferLike | number | undefined,
+  a: BufferLike | TypedMessage | number | undefined,
   b: number | undefined,
   c: number | undefined,
   persistent: boolean,
 ): Request<unknown> {
-  const into = isBufferLike(a) ? a : null;
+  const into = isBufferLike(a) || isTypedMessage(a) ? a : null;
   const source = (into ? b : (a as number | undefined)) ?? ANY_SOURCE;
   const tag = (into ? c : b) ?? ANY_TAG;
   const bad = checkSource(comm, source) ?? checkTag(comm, tag, true);
   if (bad) throw comm.raiseSync(bad, call);
   const engine = comm.host.engine;
-  const kind = into ? kindOf(into) : DataKind.OBJECT;
-  const bytes = into ? bytesOf(into) : null;
+  let layout: RecvLayout | null = null;
+  if (isTypedMessage(into)) {
+    try {
+      layout = recvLayout(into, call, !persistent);
+    } catch (err) {
+      throw comm.raiseSync(err, call);
+    }
+  }
+  const plain = layout ? null : (into as BufferLike | null);
+  const kind = layout ? layout.kind : plain ? kindOf(plain) : DataKind.OBJECT;
+  const bytes = layout ? layout.bytes : plain ? bytesOf(plain) : null;
   let rreq: RpiRequest | null = null;
   const op: RequestOp = {
     object: into === null,
-    elementBytes: into ? elementSize(kind) : 0,
+    elementBytes: layout ? layout.elementBytes : plain ? elementSize(kind) : 0,
+    complete: layout ? layout.finish : undefined,
     immediateStatus: procNullStatus,
     destroy: (r) => engine.destroy(r),
     launch: () => {

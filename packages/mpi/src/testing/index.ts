@@ -46,3 +46,19 @@ export const jobsProgram: string = fileURLToPath(new URL('./jobs.js', import.met
 export const conformanceProgram: string = fileURLToPath(
   new URL('./conformance.js', import.meta.url),
 );
+
+/** Path of the datatype suite: `node datatypes.js <case> [<case> ...]`, cases in `DATATYPE_CASES`. */
+export const datatypesProgram: string = fileURLToPath(new URL('./datatypes.js', import.meta.url));
+
+/** The cases of the datatype suite, in the order a full run takes them. */
+export const DATATYPE_CASES = [
+  'constructors',
+  'interop',
+  'modes',
+  'large',
+  'edges',
+  'collectives',
+] as const;
+
+/** Path of the topology program: `node topology.js` (every topology call on COMM_WORLD). */
+export const topologyProgram: string = fileURLToPath(new URL('./topology.js', import.meta.url));

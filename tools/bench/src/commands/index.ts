@@ -2,6 +2,7 @@ import type { BenchCommand } from '../harness';
 import { bootCommand } from './boot';
 import { collCommand } from './coll';
 import { pingpongCommand } from './pingpong';
+import { pingpongVectorCommand } from './pingpong-vector';
 import { shmCommand } from './shm';
 
 /**
@@ -9,4 +10,10 @@ import { shmCommand } from './shm';
  * src/commands/<name>.ts exporting a BenchCommand that measures with `repeat`, prints with
  * `formatTable` and saves with `writeResults`, then list it here.
  */
-export const COMMANDS: BenchCommand[] = [shmCommand, bootCommand, pingpongCommand, collCommand];
+export const COMMANDS: BenchCommand[] = [
+  shmCommand,
+  bootCommand,
+  pingpongCommand,
+  pingpongVectorCommand,
+  collCommand,
+];
