@@ -16,7 +16,10 @@ Node, .ts/.mts/.cts programs directly through tsx, anything else as a command.
   --no-prefix      forward output as is, without the [rank] prefix on every line
   -v               say what is started where
 An application schema has one line per program: [nodes] [-np N] [-x ...] [-wd dir] program [args]
-(# starts a comment).`;
+(# starts a comment).
+Checkpoint/restart: --ssi cr self --ssi rpi crtcp makes the job checkpointable (the program saves
+its state with mpi.cr.onCheckpoint; see @ssi/cr-self). lamcheckpoint <mpirun pid | job id> takes a
+checkpoint; lamrestart <checkpoint dir> restarts from the latest complete one.`;
 
 /** One program of a job: what to run, how many copies, where. */
 export interface JobPart {
