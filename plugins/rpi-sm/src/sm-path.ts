@@ -1,5 +1,6 @@
 import type { Proc, RpiHost, RpiRequest } from '@ssi/mpi';
 import {
+  allocMessage,
   deliverBytes,
   ENVELOPE_BYTES,
   EnvFlag,
@@ -12,61 +13,97 @@ import {
   WireEnvelope,
   writeEnvelope,
 } from '@ssi/mpi';
-import { ANY, isProcessAlive, type Message, type ShmEndpoint } from '@ssi/shm';
+import { ANY, isProcessAlive, type ShmEndpoint } from '@ssi/shm';
 
 /** Bits of `req.rpi` for on-node sends. */
 const S_WRITTEN = 1; // every byte is in shared memory
-const S_ACKED = 2; // the receiver matched it (synchronous mode)
+const S_ACKED = 2; // the receiver matched it (synchronous ACK, or clear to send)
 const S_CANCELING = 4; // a cancel request is on its way
 
-/** Per peer: the queued synchronous messages (for the acknowledgement and cancel), by sender id. */
+/** One on-node peer. */
 interface PeerState {
   readonly proc: Proc;
+  /** Its slot in the segment. */
   readonly index: number;
+  /** Queued messages a later ACK / clear to send or cancel names (synchronous or long), by sid. */
   readonly unexpectedBySid: Map<number, UnexpectedMessage>;
+  /**
+   * Receives we sent a clear to send for, in that order: the peer sends their bodies in the
+   * order the clears arrive, so its next pool message is the body of the first one.
+   */
+  readonly bodies: RpiRequest[];
+  /** How many of `bodies` already have a body arriving (the endpoint's `intoFor` took them). */
+  bodiesStarted: number;
 }
+
+/** What a message from a peer is, by its size: envelopes fit a postbox, long bodies do not. */
+type Incoming = 'envelope' | 'body';
 
 /**
  * The on-node path of the sm rpi: MPI messages between the processes of one node through their
  * segment's endpoint (postboxes and pool of `@ssi/shm`, in order per pair).
  *
- * Wire: every shm message starts with the 32-byte envelope of `@ssi/mpi` (`writeEnvelope`, the
- * framing tcp uses, `seq` included). An eager message whose envelope and payload fit a postbox
- * travels as one record; a longer payload follows its envelope as the next message of the pair
- * (through the pool), so per-pair order is the endpoint's. Synchronous sends wait for an ACK
- * envelope; a cancel asks the receiver to withdraw a synchronous message it has not matched.
- *
- * Receiving: one loop takes the endpoint's messages from any peer in arrival order and hands each
- * envelope to the MPI layer (`matchPosted`, else `queueUnexpected`); a long body is received
- * straight into the matched receive's buffer when it has not arrived yet.
+ * Wire: every envelope is the 32-byte envelope of `@ssi/mpi` (`writeEnvelope`, tcp's framing,
+ * `seq` included), sent as one postbox record.
+ * - Eager (payload up to S, `rpi_sm_short`): the payload rides in the envelope's record, or, when
+ *   the two do not fit one record, in the next record of the pair.
+ * - Rendezvous (payload above S): a request to send (LONG); the receiver answers with a clear to
+ *   send (ACK|LONG) once a receive matched, and the body follows alone, through the pool. The
+ *   receiver knows whose body comes next from a sender (the order of its clears), so the endpoint
+ *   copies each chunk from the pool straight into the posted buffer (`intoFor`): one copy.
+ * - Synchronous eager sends wait for an ACK; a cancel asks the receiver to withdraw a synchronous
+ *   or long message it has not matched (LONG sends are cancellable until the clear to send).
  */
 export class SmPath {
   private readonly peers = new Map<Proc, PeerState>();
   private readonly byIndex: (PeerState | undefined)[] = [];
-  /** Sends waiting for their bytes to be written or for the receiver's acknowledgement, by id. */
+  /** Sends waiting for their bytes to be written, an ACK or a clear to send, by id. */
   private readonly sends = new Map<number, RpiRequest>();
   private readonly env = new WireEnvelope();
   private readonly ctl = Buffer.alloc(ENVELOPE_BYTES);
-  /** Largest payload that travels in the envelope's postbox record. */
+  /** Largest payload that travels in the envelope's own postbox record. */
   readonly inlineMax: number;
+  /** Largest payload sent eagerly (S): envelope and body each fit a postbox record. */
+  readonly eagerMax: number;
+  private ep!: ShmEndpoint;
   private closing = false;
   private loop: Promise<void> = Promise.resolve();
-  readonly stats = { inline: 0, bodies: 0, bodiesDirect: 0 };
+  readonly stats = { inline: 0, eagerTwoRecords: 0, rendezvous: 0, bodiesDirect: 0 };
 
   constructor(
     private readonly host: RpiHost,
-    private readonly ep: ShmEndpoint,
     localProcs: readonly Proc[],
-    /** Closes the segment once the endpoint stopped (the creator's close unlinks a name left). */
-    private readonly closeSegment: () => void,
+    shortLimit: number,
   ) {
-    this.inlineMax = ep.shortLimit - ENVELOPE_BYTES;
+    this.eagerMax = shortLimit;
+    this.inlineMax = shortLimit - ENVELOPE_BYTES;
     localProcs.forEach((proc, index) => {
       if (proc === host.myProc) return;
-      const st: PeerState = { proc, index, unexpectedBySid: new Map() };
+      const st: PeerState = {
+        proc,
+        index,
+        unexpectedBySid: new Map(),
+        bodies: [],
+        bodiesStarted: 0,
+      };
       this.peers.set(proc, st);
       this.byIndex[index] = st;
     });
+  }
+
+  /** For the endpoint's options: the buffer a sender's next large message (a body) goes into. */
+  readonly intoFor = (from: number, length: number): Uint8Array | undefined => {
+    const peer = this.byIndex[from];
+    const req = peer?.bodies[peer.bodiesStarted];
+    if (peer === undefined || req === undefined) return undefined;
+    peer.bodiesStarted++;
+    return req.buf !== null && req.stLength === length ? req.buf : undefined;
+  };
+
+  /** Starts the receive loop on the endpoint (once the whole rpi is set up). */
+  startReceiving(ep: ShmEndpoint): void {
+    this.ep = ep;
+    this.loop = this.receiveLoop();
   }
 
   has(proc: Proc): boolean {
@@ -75,11 +112,6 @@ export class SmPath {
 
   get peerList(): Proc[] {
     return [...this.peers.keys()];
-  }
-
-  /** Starts the receive loop (once the whole rpi is set up). */
-  startReceiving(): void {
-    this.loop = this.receiveLoop();
   }
 
   // ---- sending --------------------------------------------------------------------------------
@@ -94,22 +126,26 @@ export class SmPath {
       return;
     }
     const sync = req.type === ReqType.SSEND;
-    const flags = EnvFlag.SHORT | (sync ? EnvFlag.SSEND : 0) | (req.kind << KIND_SHIFT);
+    const kind = req.kind << KIND_SHIFT;
     this.sends.set(req.id, req);
-    req.state = ReqState.ACTIVE;
     try {
+      if (len > this.eagerMax) {
+        // Rendezvous: the body goes when the receiver clears it (cancellable until then).
+        this.stats.rendezvous++;
+        this.sendEnvelope(peer, req, EnvFlag.LONG | kind, 0);
+        return;
+      }
+      req.state = ReqState.ACTIVE;
+      const flags = EnvFlag.SHORT | (sync ? EnvFlag.SSEND : 0) | kind;
       if (len <= this.inlineMax) {
-        const msg = this.inlineMessage(req, flags);
         this.stats.inline++;
+        const msg = this.inlineMessage(req, flags);
         if (this.ep.trySend(peer.index, msg)) this.written(req);
         else this.ep.send(peer.index, msg).then(() => this.written(req), this.sendFailed(req));
         return;
       }
-      const env = Buffer.allocUnsafe(ENVELOPE_BYTES);
-      writeEnvelope(env, 0, len, req.tag, flags, req.myRank, req.cid, req.seq, req.id, 0);
-      this.stats.bodies++;
-      // Both in the same tick: nothing else of this process can come between them on the pair.
-      this.ep.send(peer.index, env).catch(this.sendFailed(req));
+      this.stats.eagerTwoRecords++;
+      this.sendEnvelope(peer, req, flags, 0);
       this.ep.send(peer.index, buf).then(() => this.written(req), this.sendFailed(req));
     } catch (err) {
       this.sends.delete(req.id);
@@ -117,14 +153,16 @@ export class SmPath {
     }
   }
 
-  /** Fast blocking send: a standard message that fits a postbox, written now or not at all. */
+  /** Fast blocking send: a standard message that fits a postbox record, written now or not at all. */
   fastsend(req: RpiRequest): boolean {
     const buf = req.buf!;
     if (buf.byteLength > this.inlineMax || req.type === ReqType.SSEND) return false;
     const peer = this.peers.get(req.proc!)!;
-    const msg = this.inlineMessage(req, EnvFlag.SHORT | (req.kind << KIND_SHIFT));
     try {
-      return this.ep.trySend(peer.index, msg);
+      return this.ep.trySend(
+        peer.index,
+        this.inlineMessage(req, EnvFlag.SHORT | (req.kind << KIND_SHIFT)),
+      );
     } catch {
       return false; // start() reports the failure
     }
@@ -136,6 +174,11 @@ export class SmPath {
     writeEnvelope(msg, 0, buf.byteLength, req.tag, flags, req.myRank, req.cid, req.seq, req.id, 0);
     msg.set(buf, ENVELOPE_BYTES);
     return msg;
+  }
+
+  private sendEnvelope(peer: PeerState, req: RpiRequest, flags: number, rid: number): void {
+    const { tag, myRank, cid, seq, id } = req;
+    this.control(peer, req.buf!.byteLength, tag, flags, myRank, cid, seq, id, rid);
   }
 
   /** Every byte of a send is in shared memory: done, unless it waits for the receiver's ACK. */
@@ -161,25 +204,21 @@ export class SmPath {
     this.host.complete(req);
   }
 
-  /** The user cancelled a send: only a synchronous one still waiting for its ACK can come back. */
+  /**
+   * The user cancelled a send: a long one not yet cleared, or a synchronous one not yet
+   * acknowledged, can still come back (the receiver withdraws it if no receive took it).
+   */
   cancel(req: RpiRequest): void {
     const bits = req.rpi as number;
-    if (this.sends.get(req.id) !== req || req.type !== ReqType.SSEND) return;
-    if (bits & (S_ACKED | S_CANCELING)) return;
+    if (this.sends.get(req.id) !== req || bits & (S_ACKED | S_CANCELING)) return;
+    const long = req.state === ReqState.START;
+    if (!long && req.type !== ReqType.SSEND) return;
     req.rpi = bits | S_CANCELING;
-    this.control(
-      this.peers.get(req.proc!)!,
-      0,
-      req.tag,
-      EnvFlag.CANCEL,
-      req.myRank,
-      req.cid,
-      req.seq,
-      req.id,
-      0,
-    );
+    const peer = this.peers.get(req.proc!)!;
+    this.control(peer, 0, req.tag, EnvFlag.CANCEL, req.myRank, req.cid, req.seq, req.id, 0);
   }
 
+  /** Writes a 32-byte envelope (no payload) to `peer`. */
   private control(
     peer: PeerState,
     length: number,
@@ -203,19 +242,14 @@ export class SmPath {
   matched(req: RpiRequest, m: UnexpectedMessage): void {
     req.rpi = 0;
     const peer = this.peers.get(m.proc)!;
+    const sid = m.extra as number;
+    peer.unexpectedBySid.delete(sid);
+    if (m.flags & EnvFlag.LONG) {
+      this.clearToSend(peer, req, m.tag, m.length, m.seq, sid);
+      return;
+    }
     if (m.flags & EnvFlag.SSEND) {
-      peer.unexpectedBySid.delete(m.extra as number);
-      this.control(
-        peer,
-        0,
-        m.tag,
-        EnvFlag.ACK,
-        req.myRank,
-        m.cid,
-        m.seq,
-        m.extra as number,
-        req.id,
-      );
+      this.control(peer, 0, m.tag, EnvFlag.ACK, req.myRank, m.cid, m.seq, sid, req.id);
     }
     if (m.complete) {
       deliverBytes(req, m.data!, true);
@@ -223,7 +257,32 @@ export class SmPath {
       return;
     }
     req.state = ReqState.ACTIVE;
-    m.waiting = req; // the body is still coming: completed when it is here
+    m.waiting = req; // its eager body is the sender's next record: completed when it is here
+  }
+
+  /** A receive matched a long message: its body will come into `req.buf`. */
+  private clearToSend(
+    peer: PeerState,
+    req: RpiRequest,
+    tag: number,
+    length: number,
+    seq: number,
+    sid: number,
+  ): void {
+    if (req.buf === null) req.buf = allocMessage(length);
+    req.state = ReqState.ACTIVE;
+    peer.bodies.push(req);
+    this.control(
+      peer,
+      length,
+      tag,
+      EnvFlag.ACK | EnvFlag.LONG,
+      req.myRank,
+      req.cid,
+      seq,
+      sid,
+      req.id,
+    );
   }
 
   private async receiveLoop(): Promise<void> {
@@ -232,73 +291,86 @@ export class SmPath {
         const m = await this.ep.recv(ANY);
         const peer = this.byIndex[m.from];
         if (peer === undefined) throw new Error(`a message from unknown slot ${m.from}`);
-        const body = this.onEnvelope(peer, m.data);
-        if (body) await body;
+        if (this.kindOf(m.data) === 'body') {
+          this.onBody(peer, m.data);
+          continue;
+        }
+        const eagerBody = this.onEnvelope(peer, m.data);
+        if (eagerBody) await eagerBody;
       }
     } catch (err) {
       if (!this.closing) this.lost(err);
     }
   }
 
-  /** One envelope (with its inline payload): returns a promise when a body must be received. */
+  private kindOf(data: Uint8Array): Incoming {
+    return data.byteLength > this.eagerMax ? 'body' : 'envelope';
+  }
+
+  /** A rendezvous body: for the first receive we cleared on this pair. */
+  private onBody(peer: PeerState, data: Uint8Array): void {
+    const req = peer.bodies.shift();
+    if (req === undefined)
+      throw new Error(`an unannounced ${data.byteLength}-byte body from ${peer.proc.describe()}`);
+    if (peer.bodiesStarted > 0) peer.bodiesStarted--;
+    if (
+      req.buf !== null &&
+      data.buffer === req.buf.buffer &&
+      data.byteOffset === req.buf.byteOffset
+    ) {
+      this.stats.bodiesDirect++;
+    } else {
+      deliverBytes(req, data, true);
+    }
+    this.host.complete(req);
+  }
+
+  /** One envelope (with its inline payload): a promise when its eager body is the next record. */
   private onEnvelope(peer: PeerState, data: Uint8Array): Promise<void> | undefined {
     const buf = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
     const env = this.env.read(buf, 0);
     const proto = env.flags;
-    if (proto & EnvFlag.SHORT) return this.onMessage(peer, env, buf);
+    if (proto & EnvFlag.SHORT) return this.onEager(peer, env, buf);
     if (proto & EnvFlag.CANCEL) this.onCancel(peer, env);
-    else if (proto & EnvFlag.ACK) this.onAck(env.sid);
+    else if (proto & EnvFlag.ACK) this.onAck(peer, env);
+    else if (proto & EnvFlag.LONG) this.onRequestToSend(peer, env);
     return undefined;
   }
 
-  private onMessage(peer: PeerState, env: WireEnvelope, buf: Buffer): Promise<void> | undefined {
-    const inline = buf.byteLength - ENVELOPE_BYTES;
-    const hasBody = inline !== env.length;
+  private onEager(peer: PeerState, env: WireEnvelope, buf: Buffer): Promise<void> | undefined {
+    const separate = buf.byteLength === ENVELOPE_BYTES && env.length > this.inlineMax;
     const sync = (env.flags & EnvFlag.SSEND) !== 0;
     const req = this.host.matchPosted(peer.proc, env);
     if (req === null) {
       const m = new UnexpectedMessage(peer.proc, env, env.flags);
       m.extra = env.sid;
       if (sync) peer.unexpectedBySid.set(env.sid, m);
-      if (!hasBody) {
+      if (!separate) {
         m.data = buf.subarray(ENVELOPE_BYTES);
         m.received = env.length;
-        this.host.queueUnexpected(m);
-        return undefined;
       }
       this.host.queueUnexpected(m);
-      return this.bodyOfUnexpected(peer, m);
+      return separate ? this.eagerBodyOfUnexpected(peer, m) : undefined;
     }
     if (sync) {
       this.control(peer, 0, env.tag, EnvFlag.ACK, req.myRank, env.cid, env.seq, env.sid, req.id);
     }
-    if (!hasBody) {
+    if (!separate) {
       deliverBytes(req, buf.subarray(ENVELOPE_BYTES), true);
       this.host.complete(req);
       return undefined;
     }
     req.state = ReqState.ACTIVE;
-    return this.bodyOfPosted(peer, req, env.length);
+    return this.eagerBodyOfPosted(peer, req);
   }
 
-  /** The body of a message a posted receive matched: into its buffer when it fits exactly. */
-  private async bodyOfPosted(peer: PeerState, req: RpiRequest, length: number): Promise<void> {
-    const n = req.stLength;
-    const into = req.buf !== null && n === length ? req.buf.subarray(0, n) : undefined;
-    const body = await this.ep.recv(peer.index, { into });
-    if (
-      into !== undefined &&
-      body.data.buffer === into.buffer &&
-      body.data.byteOffset === into.byteOffset
-    ) {
-      this.stats.bodiesDirect++;
-    } else {
-      deliverBytes(req, body.data, true);
-    }
+  private async eagerBodyOfPosted(peer: PeerState, req: RpiRequest): Promise<void> {
+    const body = await this.ep.recv(peer.index);
+    deliverBytes(req, body.data, true);
     this.host.complete(req);
   }
 
-  private async bodyOfUnexpected(peer: PeerState, m: UnexpectedMessage): Promise<void> {
+  private async eagerBodyOfUnexpected(peer: PeerState, m: UnexpectedMessage): Promise<void> {
     const body = await this.ep.recv(peer.index);
     m.data = body.data;
     m.received = m.length;
@@ -309,13 +381,30 @@ export class SmPath {
     this.host.complete(req);
   }
 
-  private onAck(sid: number): void {
-    const req = this.sends.get(sid);
-    if (req === undefined) return;
-    const bits = (req.rpi as number) | S_ACKED;
-    req.rpi = bits;
-    if (bits & S_WRITTEN) {
-      this.sends.delete(sid);
+  private onRequestToSend(peer: PeerState, env: WireEnvelope): void {
+    const req = this.host.matchPosted(peer.proc, env);
+    if (req !== null) {
+      this.clearToSend(peer, req, env.tag, env.length, env.seq, env.sid);
+      return;
+    }
+    const m = new UnexpectedMessage(peer.proc, env, env.flags);
+    m.extra = env.sid;
+    peer.unexpectedBySid.set(env.sid, m);
+    this.host.queueUnexpected(m);
+  }
+
+  /** An ACK: clear to send (the body goes now), or the receipt of a synchronous send. */
+  private onAck(peer: PeerState, env: WireEnvelope): void {
+    const req = this.sends.get(env.sid);
+    if (req === undefined || req.proc !== peer.proc) return;
+    req.rpi = ((req.rpi as number) | S_ACKED) & ~S_CANCELING;
+    if (env.flags & EnvFlag.LONG) {
+      req.state = ReqState.ACTIVE;
+      this.ep.send(peer.index, req.buf!).then(() => this.written(req), this.sendFailed(req));
+      return;
+    }
+    if ((req.rpi as number) & S_WRITTEN) {
+      this.sends.delete(env.sid);
       this.host.complete(req);
     }
   }
@@ -361,19 +450,21 @@ export class SmPath {
     req.rpi = 0;
   }
 
-  async finalize(): Promise<void> {
+  /** Stops the endpoint and the loop, then `closeSegment` (the creator's close unlinks). */
+  async finalize(closeSegment: () => void): Promise<void> {
     this.closing = true;
     this.ep.close();
     await this.loop;
-    this.closeSegment();
+    closeSegment();
   }
 
   /** For `rpi_verbose 10` at finalize (the tests read it). */
   describeStats(): string {
     const s = this.stats;
     return (
-      `sm messages sent inline ${s.inline}, with a pool body ${s.bodies}; ` +
-      `pool bodies received straight into posted receives ${s.bodiesDirect}`
+      `sm messages sent inline ${s.inline}, eager in two records ${s.eagerTwoRecords}, ` +
+      `by rendezvous ${s.rendezvous}; rendezvous bodies received straight into the receive buffer ` +
+      `${s.bodiesDirect}`
     );
   }
 }

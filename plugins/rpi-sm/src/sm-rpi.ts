@@ -28,7 +28,7 @@ export async function openSm(procs: Proc[], limits: RpiLimits, host: RpiHost): P
     `sm: rank ${rank}: ${local.length} ranks on this node, ${remote.length} elsewhere; wait ${wait.mode} ` +
       `(spin ${wait.spinUs} µs): ${wait.reason}`,
   );
-  const sm = local.length > 1 ? await openSmPath(host, local, wait) : null;
+  const opened = local.length > 1 ? await openSmPath(host, local, wait) : null;
   let tcp: TcpTransport | null = null;
   if (remote.length > 0) {
     const module = await host.openModule('tcp');
@@ -40,11 +40,17 @@ export async function openSm(procs: Proc[], limits: RpiLimits, host: RpiHost): P
       );
     }
   }
-  sm?.startReceiving();
-  return routeByPeer(host, sm, tcp);
+  opened?.path.startReceiving(opened.ep);
+  return routeByPeer(host, opened, tcp);
 }
 
-async function openSmPath(host: RpiHost, local: Proc[], wait: WaitChoice): Promise<SmPath> {
+interface OpenPath {
+  path: SmPath;
+  ep: ShmEndpoint;
+  closeSegment: () => void;
+}
+
+async function openSmPath(host: RpiHost, local: Proc[], wait: WaitChoice): Promise<OpenPath> {
   const p = host.params;
   const seg = await openNodeSegment({
     sessionDir: sessionDirOf(),
@@ -56,19 +62,24 @@ async function openSmPath(host: RpiHost, local: Proc[], wait: WaitChoice): Promi
     lock: wait.lock,
     attachTimeoutMs: Number(p.get('rpi_sm_attach_timeout')),
   });
-  const ep = new ShmEndpoint(seg, { spinUs: wait.spinUs, helperSpinUs: wait.helperSpinUs });
-  const path = new SmPath(host, ep, local, () => seg.close());
+  const path = new SmPath(host, local, seg.layout.shortLimit);
+  const ep = new ShmEndpoint(seg, {
+    spinUs: wait.spinUs,
+    helperSpinUs: wait.helperSpinUs,
+    intoFor: path.intoFor,
+  });
   host.verbose(
     10,
     `sm: rank ${host.runtime.rank}: segment ${seg.name}, slot ${seg.index} of ${local.length}`,
   );
-  return path;
+  return { path, ep, closeSegment: () => seg.close() };
 }
 
 /** The rpi actions: each goes to the path that has the peer (sm on-node, tcp off-node). */
-function routeByPeer(host: RpiHost, sm: SmPath | null, tcp: TcpTransport | null): RpiActions {
+function routeByPeer(host: RpiHost, opened: OpenPath | null, tcp: TcpTransport | null): RpiActions {
   const me = host.myProc;
-  const onNode = (proc: Proc | null): boolean => proc !== null && sm !== null && sm.has(proc);
+  const sm = opened?.path ?? null;
+  const onNode = (proc: Proc | null): boolean => proc !== null && sm?.has(proc) === true;
   const offNode = (proc: Proc | null): boolean => proc !== null && proc !== me && !onNode(proc);
   return {
     addprocs: async () => {
@@ -86,7 +97,7 @@ function routeByPeer(host: RpiHost, sm: SmPath | null, tcp: TcpTransport | null)
         10,
         `sm: rank ${host.runtime.rank} ${sm ? sm.describeStats() : 'used no shared memory'}`,
       );
-      await Promise.all([sm?.finalize(), tcp?.finalize()]);
+      await Promise.all([opened?.path.finalize(opened.closeSegment), tcp?.finalize()]);
     },
     build: (req: RpiRequest) => {
       req.rpi = 0;
