@@ -9,6 +9,8 @@ export interface NodeSegmentOptions {
   sessionDir: string;
   /** The job id (`SSI_JOB_ID`): part of the name, so the lamd removes it when the job ends. */
   job: string;
+  /** The node's id in the universe: in the tag, so nodes that share one /dev/shm never collide. */
+  node: number;
   /** This process's slot: its position among the job's ranks on this node (0 creates). */
   index: number;
   /** Ranks of the job on this node. */
@@ -35,7 +37,7 @@ export function sessionDirOf(env: Record<string, string | undefined> = process.e
  * nothing in /dev/shm.
  */
 export async function openNodeSegment(o: NodeSegmentOptions): Promise<ShmSegment> {
-  const naming = { sessionDir: o.sessionDir, job: o.job, tag: 'sm' };
+  const naming = { sessionDir: o.sessionDir, job: o.job, tag: `sm${o.node}` };
   try {
     if (o.index === 0) {
       cleanStaleSegments({ sessionDir: o.sessionDir });

@@ -55,6 +55,7 @@ async function openSmPath(host: RpiHost, local: Proc[], wait: WaitChoice): Promi
   const seg = await openNodeSegment({
     sessionDir: sessionDirOf(),
     job: host.runtime.jobId,
+    node: host.myProc.gps.node,
     index: local.indexOf(host.myProc),
     nprocs: local.length,
     shortLimit: Number(p.get('rpi_sm_short')),

@@ -61,15 +61,17 @@ describe('sm rpi: conformance on one node', () => {
     expect(layout(r.output).map((l) => l.wait)).toEqual([mode, mode, mode]);
   });
 
-  it('with a 256-byte postbox most messages take the rendezvous or the two-record path', async () => {
+  it('with a 256-byte postbox, long messages take the two-record path and the rendezvous', async () => {
     const r = await run(3, { rpi_sm_short: 256 });
     expect(r.ok, explain(r)).toBe(true);
     const stats = [
       ...r.output.matchAll(/inline (\d+), eager in two records (\d+), by rendezvous (\d+)/g),
     ];
     expect(stats).toHaveLength(3);
-    expect(stats.some((m) => +m[2]! > 0)).toBe(true);
-    expect(stats.every((m) => +m[3]! > 100)).toBe(true);
+    // every rank sent messages of 225..256 bytes in two records; the suite's long messages
+    // (rank 0 and 2 send most of them) went by rendezvous
+    expect(stats.every((m) => +m[2]! > 0)).toBe(true);
+    expect(stats.reduce((n, m) => n + +m[3]!, 0)).toBeGreaterThan(1000);
   });
 });
 
