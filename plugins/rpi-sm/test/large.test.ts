@@ -48,13 +48,13 @@ describe('sm rpi: clean-up of the node segment', () => {
       const r = await launchJob({
         np: 3,
         program: fixture('segment-life.mjs'),
-        args: [prefix, '1'],
+        args: [prefix, '0'],
         env: { LAM_MPI_SESSION_DIR: session },
         ssi: { rpi: 'sm', rpi_verbose: 10 },
         timeoutMs: 60_000,
       });
-      expect(r.ok).toBe(false); // rank 1 died by SIGKILL
-      expect(r.failure).toMatch(/rank 1/);
+      expect(r.ok).toBe(false); // rank 0, the segment's creator, died by SIGKILL
+      expect(r.failure).toMatch(/rank 0/);
       // the segment was created under this session's prefix, and unlinked as soon as all 3 attached
       expect(r.output).toMatch(new RegExp(`segment /${prefix}`));
       for (const rank of [0, 1, 2]) expect(r.output).toContain(`rank ${rank} sees 0 segments`);
