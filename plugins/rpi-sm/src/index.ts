@@ -19,6 +19,9 @@ const sm: RpiModule = defineModule({
     const why = shmUnavailableReason();
     if (why !== null) return `shared memory is unavailable: ${why}`;
     if (ctx.size < 2) return 'a job of one process has no peer to share memory with';
+    if (ctx.maxNodeRanks === 1) {
+      return 'no two ranks of this job share a node (the launcher says 1 rank per node): tcp serves them';
+    }
     return {
       priority: ctx.params.get<number>('rpi_sm_priority'),
       threadMin: THREAD_SINGLE,

@@ -158,6 +158,23 @@ describe('sm rpi: selection', () => {
     expect(forced.ok).toBe(false);
     expect(forced.output).toContain('a job of one process has no peer to share memory with');
   });
+  it('declines when no two ranks share a node (one rank per node address), so tcp runs the job', async () => {
+    const job = (ssi: Record<string, string | number>) =>
+      launchJob({
+        np: 3,
+        nodes: ['127.0.0.2', '127.0.0.3', '127.0.0.4'],
+        program: conformanceProgram,
+        args: ['env'],
+        ssi,
+        timeoutMs: 60_000,
+      });
+    const r = await job({ rpi_verbose: 10 });
+    expect(r.ok, explain(r)).toBe(true);
+    expect(r.output).toContain('selected rpi module tcp');
+    const forced = await job({ rpi: 'sm' });
+    expect(forced.ok).toBe(false);
+    expect(forced.output).toContain('no two ranks of this job share a node');
+  });
 });
 
 describe('sm rpi: the collectives matrix', () => {

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type JobResult, killAllJobs, launchJob } from '@ssi/mpi/testing';
-import { sessionPrefix } from '@ssi/shm';
+import { cleanStaleSegments, sessionPrefix } from '@ssi/shm';
 import { afterEach, describe, expect, it } from 'vitest';
 
 afterEach(() => killAllJobs());
@@ -60,6 +60,8 @@ describe('sm rpi: clean-up of the node segment', () => {
       for (const rank of [0, 1, 2]) expect(r.output).toContain(`rank ${rank} sees 0 segments`);
       expect(ownSegments(prefix)).toEqual([]);
     } finally {
+      // whatever a failed run left under this test's own session (never another run's)
+      cleanStaleSegments({ sessionDir: session, force: true });
       rmSync(session, { recursive: true, force: true });
     }
   });
@@ -88,6 +90,8 @@ describe('sm rpi: clean-up of the node segment', () => {
       expect(ownSegments(prefix)).toEqual([]);
       expect(existsSync(join('/dev/shm', left[0]!))).toBe(false);
     } finally {
+      // whatever a failed run left under this test's own session (never another run's)
+      cleanStaleSegments({ sessionDir: session, force: true });
       rmSync(session, { recursive: true, force: true });
     }
   });
