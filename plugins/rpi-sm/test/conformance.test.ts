@@ -125,6 +125,29 @@ describe('sm rpi: across node addresses (2+2+1): shared memory on-node, tcp betw
   });
 });
 
+describe('sm rpi: spinning starves neither the tcp half nor timers', () => {
+  it('a rank spinning for an on-node message receives from an off-node peer and runs its timers', async () => {
+    const r = await launchJob({
+      np: 5,
+      nodes: ['127.0.0.2', '127.0.0.3', '127.0.0.4'],
+      program: new URL('./fixtures/spin-fairness.mjs', import.meta.url).pathname,
+      ssi: { rpi: 'sm', rpi_sm_wait: 'spin', rpi_verbose: 10 },
+      timeoutMs: 60_000,
+    });
+    expect(r.ok, explain(r)).toBe(true);
+    expect(layout(r.output)[0]!.wait).toBe('spin');
+    const m = r.output.match(
+      /off-node message after (\d+) ms, timer \(50 ms\) after (\d+) ms, on-node after (\d+) ms/,
+    );
+    expect(m, r.output).not.toBeNull();
+    const [off, timer, on] = [+m![1]!, +m![2]!, +m![3]!];
+    // the on-node peer answers after 1 s; the off-node message and the timer come long before
+    expect(on).toBeGreaterThanOrEqual(1000);
+    expect(off).toBeLessThan(700);
+    expect(timer).toBeLessThan(700);
+  });
+});
+
 describe('sm rpi: selection', () => {
   it('is chosen over tcp by priority when ranks share a node', async () => {
     const r = await launchJob({
