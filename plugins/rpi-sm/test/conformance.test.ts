@@ -137,13 +137,13 @@ describe('sm rpi: spinning starves neither the tcp half nor timers', () => {
     expect(r.ok, explain(r)).toBe(true);
     expect(layout(r.output)[0]!.wait).toBe('spin');
     const m = r.output.match(
-      /off-node message after (\d+) ms, timer \(50 ms\) after (\d+) ms, on-node after (\d+) ms/,
+      /off-node message \(sent at 300 ms\) after (\d+) ms, timer \(200 ms\) after (\d+) ms, on-node \(sent at 1000 ms\) after (\d+) ms/,
     );
     expect(m, r.output).not.toBeNull();
     const [off, timer, on] = [+m![1]!, +m![2]!, +m![3]!];
-    // the on-node peer answers after 1 s; the off-node message and the timer come long before
-    expect(on).toBeGreaterThanOrEqual(1000);
-    expect(off).toBeLessThan(700);
+    // generous bounds for a loaded machine, but far below what a held event loop gives (> 1 s)
+    expect(on).toBeGreaterThanOrEqual(900);
+    expect(off).toBeLessThan(800);
     expect(timer).toBeLessThan(700);
   });
 });
