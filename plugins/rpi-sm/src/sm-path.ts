@@ -67,6 +67,7 @@ export class SmPath {
   readonly eagerMax: number;
   private ep!: ShmEndpoint;
   private closing = false;
+  private completions = 0;
   private loop: Promise<void> = Promise.resolve();
   readonly stats = { inline: 0, eagerTwoRecords: 0, rendezvous: 0, bodiesDirect: 0 };
 
@@ -188,7 +189,7 @@ export class SmPath {
     req.rpi = bits;
     if (req.type === ReqType.SSEND && !(bits & S_ACKED)) return;
     this.sends.delete(req.id);
-    this.host.complete(req);
+    this.done(req);
   }
 
   private sendFailed(req: RpiRequest): (err: unknown) => void {
@@ -201,7 +202,7 @@ export class SmPath {
 
   private fail(req: RpiRequest, error: MpiError): void {
     req.error = error;
-    this.host.complete(req);
+    this.done(req);
   }
 
   /**
@@ -253,7 +254,7 @@ export class SmPath {
     }
     if (m.complete) {
       deliverBytes(req, m.data!, true);
-      this.host.complete(req);
+      this.done(req);
       return;
     }
     req.state = ReqState.ACTIVE;
@@ -285,18 +286,30 @@ export class SmPath {
     );
   }
 
+  /** Completes a request (counted: the receive loop yields after it, see there). */
+  private done(req: RpiRequest): void {
+    this.completions++;
+    this.host.complete(req);
+  }
+
+  /**
+   * Takes the endpoint's messages in arrival order. After a message that completed a request it
+   * lets the event loop run once before it waits again: waiting starts with a spin (hybrid and
+   * spin modes), which would otherwise hold back the very code that answers the message.
+   */
   private async receiveLoop(): Promise<void> {
     try {
       for (;;) {
+        const before = this.completions;
         const m = await this.ep.recv(ANY);
         const peer = this.byIndex[m.from];
         if (peer === undefined) throw new Error(`a message from unknown slot ${m.from}`);
-        if (this.kindOf(m.data) === 'body') {
-          this.onBody(peer, m.data);
-          continue;
+        if (this.kindOf(m.data) === 'body') this.onBody(peer, m.data);
+        else {
+          const eagerBody = this.onEnvelope(peer, m.data);
+          if (eagerBody) await eagerBody;
         }
-        const eagerBody = this.onEnvelope(peer, m.data);
-        if (eagerBody) await eagerBody;
+        if (this.completions !== before) await new Promise<void>((r) => setImmediate(r));
       }
     } catch (err) {
       if (!this.closing) this.lost(err);
@@ -322,7 +335,7 @@ export class SmPath {
     } else {
       deliverBytes(req, data, true);
     }
-    this.host.complete(req);
+    this.done(req);
   }
 
   /** One envelope (with its inline payload): a promise when its eager body is the next record. */
@@ -357,7 +370,7 @@ export class SmPath {
     }
     if (!separate) {
       deliverBytes(req, buf.subarray(ENVELOPE_BYTES), true);
-      this.host.complete(req);
+      this.done(req);
       return undefined;
     }
     req.state = ReqState.ACTIVE;
@@ -367,7 +380,7 @@ export class SmPath {
   private async eagerBodyOfPosted(peer: PeerState, req: RpiRequest): Promise<void> {
     const body = await this.ep.recv(peer.index);
     deliverBytes(req, body.data, true);
-    this.host.complete(req);
+    this.done(req);
   }
 
   private async eagerBodyOfUnexpected(peer: PeerState, m: UnexpectedMessage): Promise<void> {
@@ -378,7 +391,7 @@ export class SmPath {
     if (req === null) return;
     m.waiting = null;
     deliverBytes(req, m.data, true);
-    this.host.complete(req);
+    this.done(req);
   }
 
   private onRequestToSend(peer: PeerState, env: WireEnvelope): void {
@@ -405,7 +418,7 @@ export class SmPath {
     }
     if ((req.rpi as number) & S_WRITTEN) {
       this.sends.delete(env.sid);
-      this.host.complete(req);
+      this.done(req);
     }
   }
 
@@ -426,7 +439,7 @@ export class SmPath {
     if (env.flags & EnvFlag.CANCELLED) {
       this.sends.delete(sid);
       req.cancelled = true;
-      this.host.complete(req);
+      this.done(req);
     }
   }
 
