@@ -160,10 +160,12 @@ export class SmPath {
     if (buf.byteLength > this.inlineMax || req.type === ReqType.SSEND) return false;
     const peer = this.peers.get(req.proc!)!;
     try {
-      return this.ep.trySend(
+      const sent = this.ep.trySend(
         peer.index,
         this.inlineMessage(req, EnvFlag.SHORT | (req.kind << KIND_SHIFT)),
       );
+      if (sent) this.stats.inline++;
+      return sent;
     } catch {
       return false; // start() reports the failure
     }
