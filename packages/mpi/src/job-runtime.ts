@@ -138,6 +138,11 @@ export const JOB_ENV = {
   /** Address of the node: rpi listeners bind there. */
   HOST_ADDR: 'SSI_HOST_ADDR',
   /**
+   * The largest number of the job's ranks on one node (optional): rpi modules' `query` reads it
+   * (`RpiQueryContext.maxNodeRanks`), e.g. sm runs only where two ranks share a node.
+   */
+  MAX_NODE_RANKS: 'SSI_MAX_NODE_RANKS',
+  /**
    * The job secret, hex. Read once by `MPI.init` and deleted from `process.env` so that the
    * program's own children do not inherit it. (A lamd-started process may instead find it in its
    * session directory; see `JobRuntime.secret`.)

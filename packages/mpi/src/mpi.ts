@@ -29,6 +29,7 @@ import { ERRORS_ARE_FATAL } from './errhandler';
 import { ErrorClass, MpiError } from './errors';
 import type { JobRuntime, ProcessInfo } from './job-runtime';
 import { keepAlive } from './keep-alive';
+import { readMaxNodeRanks } from './launch/job-env';
 import { registerMpiParams } from './params';
 import { Proc, ProcMode, sortProcs } from './proc';
 import { RpiFramework } from './rpi/framework';
@@ -179,6 +180,7 @@ export class Mpi implements CommHost {
       threadLevel: requested,
       size: runtime.size,
       host: runtime.host,
+      maxNodeRanks: readMaxNodeRanks(env),
     });
     this.rpi = { name: choice.name, version: choice.version };
     this.threadLevel = Math.min(

@@ -25,6 +25,15 @@ export interface EndpointOptions {
   peerCheckMs?: number;
   /** Options of the pool lock (its kind comes from the segment). */
   lock?: LockOptions;
+  /**
+   * Where a large message goes when its first chunk arrives and no posted receive with `into`
+   * takes it: return a buffer of at least `length` bytes (the message is then copied once, from
+   * the pool into it, and its `data` is a view of it) or undefined for a new buffer. Called
+   * synchronously while the endpoint drains its postboxes, in per-sender order; it must not call
+   * the endpoint. For a protocol layer that knows which of its buffers the next large message of
+   * a sender fills (the sm rpi's rendezvous bodies).
+   */
+  intoFor?: (from: number, length: number) => Uint8Array | undefined;
 }
 
 export interface Message {
@@ -140,6 +149,7 @@ export class ShmEndpoint {
   private readonly helperSpinNs: number;
   private readonly chunkSize: number;
   private readonly peerCheckMs: number;
+  private readonly intoFor: EndpointOptions['intoFor'];
   private readonly desc = new Uint32Array(DESC_BYTES / 4);
   private readonly descBytes = new Uint8Array(this.desc.buffer);
   private lastPeerCheck = Date.now();
@@ -164,6 +174,7 @@ export class ShmEndpoint {
     }
     this.chunkSize = Math.max(l.poolBlock, Math.min(chunk, l.poolSize));
     this.peerCheckMs = opts.peerCheckMs ?? 500;
+    this.intoFor = opts.intoFor;
     for (let q = 0; q < l.nprocs; q++) {
       const line = procLineOffset(l, q) >> 2;
       this.bellIdx.push(line + P.bell);
@@ -554,18 +565,15 @@ export class ShmEndpoint {
 
   /**
    * The first chunk of a large message: match it to a posted receive now (so it is copied
-   * straight into that receive's buffer), or allocate a buffer for it.
+   * straight into that receive's buffer), else ask `intoFor`, or allocate a buffer for it.
    */
   private startLarge(from: number, total: number): Partial {
     const k = this.matchReceiver(from);
-    if (k >= 0) {
-      const r = this.receivers.splice(k, 1)[0]!;
-      const into = r.into;
-      const buf =
-        into && into.length >= total ? into.subarray(0, total) : Buffer.allocUnsafeSlow(total);
-      return { buf, filled: 0, receiver: r };
-    }
-    return { buf: Buffer.allocUnsafeSlow(total), filled: 0, receiver: undefined };
+    const r = k >= 0 ? this.receivers.splice(k, 1)[0]! : undefined;
+    const into = r?.into ?? this.intoFor?.(from, total);
+    const buf =
+      into && into.length >= total ? into.subarray(0, total) : Buffer.allocUnsafeSlow(total);
+    return { buf, filled: 0, receiver: r };
   }
 
   /** Free drained pool chunks if the lock is free right now (else the loop does it). */

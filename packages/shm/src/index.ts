@@ -1,3 +1,4 @@
+export { shmUnavailableReason } from './availability';
 export type { CleanOptions, CleanResult } from './cleanup';
 export { cleanStaleSegments } from './cleanup';
 export type { EndpointOptions, Message, RecvOptions } from './endpoint';

@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   bandwidthColumns,
+  checkSmTargets,
   checkTargets,
   chooseCpus,
   driverArgs,
@@ -71,7 +72,7 @@ describe('pingpong benchmark: plan, driver output, tables, targets', () => {
       'paired',
     ]);
     expect(planPingPong(['--only', 'crtcp,tcp'], [0, 1]).columns).toEqual(['tcp', 'crtcp']);
-    expect(() => planPingPong(['--rpi', 'sm'])).toThrow(/--rpi: no rpi column "sm"/);
+    expect(() => planPingPong(['--rpi', 'gm'])).toThrow(/--rpi: no rpi "gm"/);
     expect(() => planPingPong(['--rep', '3'])).toThrow(/unknown option --rep/);
     expect(() => planPingPong(['--reps', '0'])).toThrow(/--reps/);
     expect(() => planPingPong(['--lat-sizes', '8,x'])).toThrow(/bad size/);
@@ -179,6 +180,39 @@ describe('pingpong benchmark: plan, driver output, tables, targets', () => {
     expect(ompiFlags([1, 1]).join(' ')).toContain('--mca mpi_yield_when_idle 1');
     expect(ompiFlags(null)).not.toContain('-x');
     expect(ompiFlags(null, true).join(' ')).toContain('-x SSI_BENCH_PREPOST');
+  });
+
+  it('--rpi sm: the sm columns by wait mode, Open MPI over vader, the sm targets', () => {
+    const p = planPingPong(['--rpi', 'sm'], [0, 1]);
+    expect(p.rpi).toBe('sm');
+    expect(p.columns).toEqual(['smspin', 'smblock', 'sm', 'tcp', 'ompi']);
+    expect(planPingPong([], [0, 1]).columns).toEqual(['tcp', 'raw', 'ompi', 'paired']);
+    expect(() => planPingPong(['--rpi', 'usysv'], [0, 1])).toThrow('--rpi: no rpi "usysv" (choose from tcp,crtcp,sm)');
+    const vader = ompiFlags([0, 1], false, true).join(' ');
+    expect(vader).toContain('--mca pml ob1 --mca btl self,vader');
+    expect(vader).not.toContain('tcp');
+    const s = (ns: number) => stat([ns, ns, ns]);
+    const rows: PingPongRow[] = [
+      {
+        size: 8,
+        iters: 1,
+        latency: true,
+        bandwidth: false,
+        smspin: s(700),
+        smblock: s(30_000),
+        sm: s(1200),
+        tcp: s(45_000),
+      },
+      { size: MiB, iters: 1, latency: false, bandwidth: true, smspin: s(MiB / 12) },
+    ];
+    expect(checkSmTargets(rows).map((t) => [t.target, t.measured, t.met])).toEqual([
+      ['spin one-way at 8 B <= 1 us', '0.70 us', true],
+      ['spin bandwidth at 1 MiB >= 10 GB/s', '12.00 GB/s', true],
+      ['block one-way at 8 B <= 0.8 x tcp', '0.67 x tcp', true],
+      ['hybrid one-way at 8 B <= 2 x spin', '1.71 x spin', true],
+    ]);
+    rows[0]!.smblock = s(40_000);
+    expect(checkSmTargets(rows)[2]!.met).toBe(false);
   });
 
   it('placement: CPU lists, the default pair, --cpus checked against the allowed CPUs', () => {

@@ -104,6 +104,9 @@ export async function runJob(
   if (hub) opts.control?.(hub.control, { jobId, size });
   hub?.start();
 
+  const perNode = new Map<number, number>();
+  for (const p of placements) perNode.set(p.node.id, (perNode.get(p.node.id) ?? 0) + 1);
+  const maxNodeRanks = String(Math.max(...perNode.values()));
   const envFor = (p: Placement, hubAddress: string): Record<string, string> => ({
     ...exportedEnv(p.part.exports),
     ...opts.ssiEnv,
@@ -114,6 +117,7 @@ export async function runJob(
     [JOB_ENV.NODE_ID]: String(p.node.id),
     [JOB_ENV.NODE_NAME]: p.node.name,
     [JOB_ENV.HOST_ADDR]: p.node.address,
+    [JOB_ENV.MAX_NODE_RANKS]: maxNodeRanks,
     [JOB_ENV.SECRET]: secret,
     [HUB_ENV.HUB]: hubAddress,
   });

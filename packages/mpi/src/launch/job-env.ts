@@ -37,6 +37,12 @@ function int(env: Env, name: string, launcher: string): number {
   return n;
 }
 
+/** `SSI_MAX_NODE_RANKS` when the launcher set it (a positive integer), else undefined. */
+export function readMaxNodeRanks(env: Env): number | undefined {
+  const n = Number(env[JOB_ENV.MAX_NODE_RANKS]);
+  return Number.isInteger(n) && n > 0 ? n : undefined;
+}
+
 /**
  * Reads the job variables. The secret is removed from `process.env` once read, so that the
  * program's own children do not inherit it.

@@ -54,6 +54,8 @@ export interface RpiQueryContext {
   size: number;
   /** This process's node address. */
   host: string;
+  /** The largest number of the job's ranks on one node, when the launcher tells (mpirun does). */
+  maxNodeRanks?: number;
   verbose(level: number, message: string): void;
 }
 

@@ -250,6 +250,7 @@ export async function launchJob(options: LaunchOptions): Promise<JobResult> {
       [JOB_ENV.NODE_ID]: String(nodeId),
       [JOB_ENV.NODE_NAME]: nodes.length > 1 ? `testhost${nodeId}` : hostname(),
       [JOB_ENV.HOST_ADDR]: nodes[nodeId],
+      [JOB_ENV.MAX_NODE_RANKS]: String(Math.min(perNode, np)),
       [JOB_ENV.SECRET]: secret.toString('hex'),
       [JOB_ENV.TEST_RENDEZVOUS]: `127.0.0.1:${address.port}`,
       ...options.rankEnv?.(rank),

@@ -59,6 +59,8 @@ options:
   --coll LIST    coll modules of the ssi columns, one column each (default lam_basic; e.g.
                  tuned,lam_basic)
   --only LIST    run only some of the columns: ssi,ompi (default both)
+  --rpi tcp|sm   the ssi columns' rpi (default tcp); with sm, Open MPI runs with
+                 --mca btl self,vader (shared memory) instead of TCP on loopback
   --quick        a tenth of the iterations (a smoke run; numbers are noisier)`;
 
 const MiB = 1024 * 1024;
@@ -161,8 +163,8 @@ export function columnTitle(c: CollColumn): string {
 }
 
 /** The SSI parameters of an ssi column (`--ssi rpi tcp --ssi coll <module>`). */
-export function ssiParams(module: string): Record<string, string> {
-  return { rpi: 'tcp', coll: module };
+export function ssiParams(module: string, rpi: 'tcp' | 'sm' = 'tcp'): Record<string, string> {
+  return { rpi, coll: module };
 }
 
 /**
@@ -201,6 +203,8 @@ export interface CollPlan {
   columns: CollColumn[];
   /** The points each driver run measures, per process count (same order as `ops`). */
   points: Map<number, CollPoint[]>;
+  /** `--rpi`: the ssi columns' rpi; with sm, Open MPI runs over vader (shared memory). */
+  rpi: 'tcp' | 'sm';
 }
 
 function list(o: Options, name: string, dflt: readonly string[]): string[] {
@@ -212,13 +216,15 @@ function list(o: Options, name: string, dflt: readonly string[]): string[] {
 
 export function planColl(args: string[]): CollPlan {
   const o = new Options(args);
-  const bad = o.unknown(['reps', 'np', 'ops', 'only', 'coll', 'quick']);
+  const bad = o.unknown(['reps', 'np', 'ops', 'only', 'coll', 'quick', 'rpi']);
   if (bad.length > 0) throw new Error(`unknown option --${bad[0]}\n\n${USAGE}`);
   if (o.positional.length > 0)
     throw new Error(`unexpected argument "${o.positional[0]}"\n\n${USAGE}`);
   for (const name of ['np', 'ops', 'only', 'coll'])
     if (o.has(name) && o.string(name, '') === '')
       throw new Error(`--${name} needs a comma-separated list`);
+  const rpi = o.string('rpi', 'tcp');
+  if (rpi !== 'tcp' && rpi !== 'sm') throw new Error(`--rpi: tcp or sm, got "${rpi}"`);
   const reps = o.number('reps', 5);
   if (!Number.isInteger(reps) || reps < 1) throw new Error('--reps needs an integer >= 1');
   const quick = o.has('quick');
@@ -254,7 +260,7 @@ export function planColl(args: string[]): CollPlan {
       }),
     ]),
   );
-  return { reps, quick, nps, ops, columns, points };
+  return { rpi, reps, quick, nps, ops, columns, points };
 }
 
 /** The arguments both drivers take: `<reps> <kind>:<bytes>:<iters>:<warmup>...`. */
@@ -263,7 +269,11 @@ export function driverArgs(reps: number, points: readonly CollPoint[]): string[]
 }
 
 /** Open MPI's mpirun flags: np ranks here, ob1 over the TCP BTL on loopback, nothing bound. */
-export function ompiFlags(np: number): string[] {
+export function ompiFlags(np: number, sharedMemory = false): string[] {
+  if (sharedMemory) {
+    const f = ['--allow-run-as-root', '--oversubscribe', '-np', String(np), '--bind-to', 'none'];
+    return [...f, '--mca', 'pml', 'ob1', '--mca', 'btl', 'self,vader'];
+  }
   return [
     '--allow-run-as-root',
     '--oversubscribe',
@@ -444,12 +454,13 @@ export const collCommand: BenchCommand = {
     return withDriverWorkDir('ssi-bench-coll-', "the benchmark's processes", async (workDir) => {
       for (const c of plan.columns) {
         if (c !== 'ompi') {
-          const t = await ssiRunner(root, 'coll-mpi.mjs', ssiParams(moduleOf(c)));
+          const t = await ssiRunner(root, 'coll-mpi.mjs', ssiParams(moduleOf(c), plan.rpi));
           runners[c] = t.run;
           info[c] = t.info;
         } else {
           process.stderr.write('compiling c/coll.c with mpicc ...\n');
-          const t = ompiRunner(root, 'coll', workDir, ompiFlags);
+          const flags = (np: number) => ompiFlags(np, plan.rpi === 'sm');
+          const t = ompiRunner(root, 'coll', workDir, flags);
           if ('skip' in t) {
             skipped.ompi = t.skip;
             process.stderr.write(`Open MPI column skipped: ${t.skip}\n`);
@@ -457,7 +468,7 @@ export const collCommand: BenchCommand = {
             runners.ompi = t.run;
             info.ompi = {
               ...t.info,
-              flags: ompiFlags(0).join(' ').replace('-np 0', '-np <np>'),
+              flags: flags(0).join(' ').replace('-np 0', '-np <np>'),
               collectives: "Open MPI's defaults (no coll MCA parameters given)",
             };
           }

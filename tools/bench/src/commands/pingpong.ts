@@ -38,6 +38,10 @@ same run by the same loop (send, then receive into a preallocated buffer; the pe
           (32-byte envelope + body, read into a preallocated buffer)
   ompi    Open MPI: tools/bench/c/pingpong.c compiled with mpicc, run with
           mpirun --mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include lo (TCP on loopback)
+  sm, smspin, smblock
+          with --rpi sm: 2 ranks with --ssi rpi sm and rpi_sm_wait hybrid / spin / block (one
+          node: shared memory only); the ompi column then uses Open MPI's shared memory
+          (--mca btl self,vader) and the targets are the sm rpi's
   paired  the --paired-sizes: the 2 MPI ranks also open the raw socket between themselves and
           alternate blocks of round trips over the tcp rpi and over the raw socket; the ratio is
           the median over block pairs (what the targets are checked on at those sizes)
@@ -50,10 +54,11 @@ options:
   --reps N          repetitions (rounds) per point (default 5; the median is reported)
   --lat-sizes LIST  latency sizes (default 0,8,64,1k)
   --bw-sizes LIST   bandwidth sizes (default 1k,4k,16k,64k,256k,1m,4m,16m)
-  --rpi LIST        the rpi columns among the defaults: tcp,crtcp (default tcp); --rpi crtcp,tcp
-                    measures both, interleaved, with their ratio
-  --only LIST       run only some of: tcp,crtcp,raw,ompi,paired (default: --rpi's, raw, ompi,
-                    paired)
+  --rpi LIST        the rpi modules measured: tcp,crtcp,sm (default tcp). tcp: columns tcp,raw,
+                    ompi,paired; crtcp: the same with crtcp (with tcp too: their ratio);
+                    sm: smspin,smblock,sm,tcp,ompi with Open MPI over vader
+  --only LIST       run only some of: smspin,smblock,sm,tcp,crtcp,raw,ompi,paired (default:
+                    --rpi's)
   --paired-sizes L  sizes of the paired column, among the others (default 0,8,64,1k,256k)
   --prepost         MPI columns post each receive before the send it answers (NetPIPE's
                     asynchronous receive); the raw socket has no receive to post
@@ -64,9 +69,16 @@ options:
   --quick           a tenth of the iterations (a smoke run; numbers are noisier)`;
 
 /** The columns, in table order. */
-export const PINGPONG_COLUMNS = ['tcp', 'crtcp', 'raw', 'ompi', 'paired'] as const;
-/** The columns that measure an rpi module of @ssi/mpi with the same program (`--rpi`). */
-export const RPI_COLUMNS = ['tcp', 'crtcp'] as const;
+export const PINGPONG_COLUMNS = [
+  'smspin',
+  'smblock',
+  'sm',
+  'tcp',
+  'crtcp',
+  'raw',
+  'ompi',
+  'paired',
+] as const;
 export type PingPongColumn = (typeof PINGPONG_COLUMNS)[number];
 
 export const COLUMN_TITLES: Record<PingPongColumn, string> = {
@@ -75,6 +87,23 @@ export const COLUMN_TITLES: Record<PingPongColumn, string> = {
   raw: 'raw socket',
   ompi: 'Open MPI',
   paired: 'paired',
+  sm: 'sm hybrid',
+  smspin: 'sm spin',
+  smblock: 'sm block',
+};
+
+/** The default columns of each `--rpi`. */
+const RPI_COLUMNS: Record<'tcp' | 'crtcp' | 'sm', PingPongColumn[]> = {
+  tcp: ['tcp', 'raw', 'ompi', 'paired'],
+  crtcp: ['crtcp', 'raw', 'ompi', 'paired'],
+  sm: ['smspin', 'smblock', 'sm', 'tcp', 'ompi'],
+};
+
+/** The sm columns' wait modes (`rpi_sm_wait`). */
+const SM_WAIT: Partial<Record<PingPongColumn, string>> = {
+  sm: 'hybrid',
+  smspin: 'spin',
+  smblock: 'block',
 };
 
 /** The columns with one series per size (paired gives two per latency size, see PairedStat). */
@@ -85,19 +114,25 @@ type SeriesColumn = Exclude<PingPongColumn, 'paired'>;
  * pin themselves (SSI_BENCH_CPUS, exported with -x), so Open MPI binds nothing; two ranks on one
  * CPU must yield when idle (Open MPI busy-polls otherwise and each waits out the other's slice).
  */
-export function ompiFlags(cpus: readonly number[] | null, prepost = false): string[] {
+export function ompiFlags(
+  cpus: readonly number[] | null,
+  prepost = false,
+  sharedMemory = false,
+): string[] {
   const flags = ['--allow-run-as-root', '--oversubscribe', '-np', '2', '--bind-to', 'none'];
-  flags.push(
-    '--mca',
-    'pml',
-    'ob1',
-    '--mca',
-    'btl',
-    'tcp,self',
-    '--mca',
-    'btl_tcp_if_include',
-    'lo',
-  );
+  if (sharedMemory) flags.push('--mca', 'pml', 'ob1', '--mca', 'btl', 'self,vader');
+  else
+    flags.push(
+      '--mca',
+      'pml',
+      'ob1',
+      '--mca',
+      'btl',
+      'tcp,self',
+      '--mca',
+      'btl_tcp_if_include',
+      'lo',
+    );
   if (prepost) flags.push('-x', 'SSI_BENCH_PREPOST');
   if (cpus) {
     flags.push('-x', 'SSI_BENCH_CPUS');
@@ -115,6 +150,8 @@ export interface Point {
 }
 
 export interface PingPongPlan {
+  /** Which rpi the run is about (`--rpi`): its columns, Open MPI's transport and the targets. */
+  rpi: 'tcp' | 'sm';
   reps: number;
   quick: boolean;
   latSizes: number[];
@@ -230,13 +267,15 @@ export function planPingPong(args: string[], allowed = allowedCpus()): PingPongP
   ]);
   const rpis = o.string('rpi', 'tcp').split(',').filter(Boolean);
   for (const r of rpis)
-    if (!(RPI_COLUMNS as readonly string[]).includes(r))
-      throw new Error(`--rpi: no rpi column "${r}" (choose from ${RPI_COLUMNS.join(',')})`);
+    if (!Object.hasOwn(RPI_COLUMNS, r))
+      throw new Error(`--rpi: no rpi "${r}" (choose from ${Object.keys(RPI_COLUMNS).join(',')})`);
   if (rpis.length === 0) throw new Error('--rpi: name at least one rpi module');
-  const defaults = PINGPONG_COLUMNS.filter(
-    (c) => !(RPI_COLUMNS as readonly string[]).includes(c) || rpis.includes(c),
-  );
-  const only = o.string('only', defaults.join(',')).split(',').filter(Boolean);
+  const rpi = rpis.includes('sm') ? 'sm' : 'tcp';
+  const defaults = rpis.flatMap((r) => RPI_COLUMNS[r as keyof typeof RPI_COLUMNS]);
+  const only = o
+    .string('only', [...new Set(defaults)].join(','))
+    .split(',')
+    .filter(Boolean);
   for (const c of only)
     if (!(PINGPONG_COLUMNS as readonly string[]).includes(c))
       throw new Error(`--only: no column "${c}" (choose from ${PINGPONG_COLUMNS.join(',')})`);
@@ -260,6 +299,7 @@ export function planPingPong(args: string[], allowed = allowedCpus()): PingPongP
     bandwidth: bwSizes.includes(size),
   }));
   return {
+    rpi,
     reps,
     quick,
     latSizes,
@@ -481,6 +521,9 @@ export interface PingPongRow {
   raw?: Stat;
   ompi?: Stat;
   paired?: PairedStat;
+  sm?: Stat;
+  smspin?: Stat;
+  smblock?: Stat;
 }
 
 const us = (s?: Stat) => (s ? s.median / 1000 : null);
@@ -505,6 +548,12 @@ export function latencyColumns(columns: PingPongColumn[]): Column<PingPongRow>[]
   if (has('tcp') && has('raw')) cols.push({ title: 'tcp/raw', value: (r) => ratio(r.tcp, r.raw) });
   if (has('crtcp') && has('tcp'))
     cols.push({ title: 'crtcp/tcp', value: (r) => ratio(r.crtcp, r.tcp) });
+  if (has('smspin') && has('ompi'))
+    cols.push({ title: 'spin/vader', value: (r) => ratio(r.smspin, r.ompi) });
+  if (has('smblock') && has('tcp'))
+    cols.push({ title: 'block/tcp', value: (r) => ratio(r.smblock, r.tcp) });
+  if (has('sm') && has('smspin'))
+    cols.push({ title: 'hybrid/spin', value: (r) => ratio(r.sm, r.smspin) });
   if (has('ompi') && has('raw'))
     cols.push({ title: 'ompi/raw', value: (r) => ratio(r.ompi, r.raw) });
   if (has('paired')) {
@@ -524,6 +573,8 @@ export function bandwidthColumns(columns: PingPongColumn[]): Column<PingPongRow>
     cols.push({ title: 'tcp/raw %', value: (r) => pct(r.tcp, r.raw), digits: 1 });
   if (has('crtcp') && has('tcp'))
     cols.push({ title: 'crtcp/tcp %', value: (r) => pct(r.crtcp, r.tcp), digits: 1 });
+  if (has('smspin') && has('ompi'))
+    cols.push({ title: 'spin/vader %', value: (r) => pct(r.smspin, r.ompi), digits: 1 });
   if (has('ompi') && has('raw'))
     cols.push({ title: 'ompi/raw %', value: (r) => pct(r.ompi, r.raw), digits: 1 });
   if (has('paired')) {
@@ -572,6 +623,41 @@ export function checkTargets(rows: PingPongRow[]): Target[] {
   return out;
 }
 
+/**
+ * The sm rpi's targets (issue #15), checked against this run: spin one-way at 8 B <= 1 us; spin
+ * bandwidth at 1 MiB >= 10 GB/s; block one-way at 8 B <= 0.8 x the tcp rpi's; hybrid one-way
+ * at 8 B within 2 x spin's.
+ */
+export function checkSmTargets(rows: PingPongRow[]): Target[] {
+  const out: Target[] = [];
+  const at = (size: number) => rows.find((r) => r.size === size);
+  const small = at(8);
+  const add = (target: string, x: number | null, unit: string, met: (x: number) => boolean) => {
+    if (x !== null) out.push({ target, measured: `${x.toFixed(2)} ${unit}`, met: met(x) });
+  };
+  add('spin one-way at 8 B <= 1 us', us(small?.smspin), 'us', (x) => x <= 1);
+  const mib = at(MiB);
+  add(
+    'spin bandwidth at 1 MiB >= 10 GB/s',
+    mib ? gbs(MiB, mib.smspin) : null,
+    'GB/s',
+    (x) => x >= 10,
+  );
+  add(
+    'block one-way at 8 B <= 0.8 x tcp',
+    ratio(small?.smblock, small?.tcp),
+    'x tcp',
+    (x) => x <= 0.8,
+  );
+  add(
+    'hybrid one-way at 8 B <= 2 x spin',
+    ratio(small?.sm, small?.smspin),
+    'x spin',
+    (x) => x <= 2,
+  );
+  return out;
+}
+
 // ---- the command --------------------------------------------------------------------------
 
 export const pingpongCommand: BenchCommand = {
@@ -590,7 +676,17 @@ export const pingpongCommand: BenchCommand = {
     const skipped: Record<string, string> = {};
     return withDriverWorkDir('ssi-bench-pingpong-', 'the ping-pong processes', async (workDir) => {
       for (const c of plan.columns) {
-        if (c === 'tcp' || c === 'crtcp' || c === 'paired') {
+        const wait = SM_WAIT[c];
+        if (wait !== undefined) {
+          const t = await ssiRunner(
+            root,
+            'pingpong-mpi.mjs',
+            { rpi: 'sm', rpi_sm_wait: wait },
+            mpiEnv(plan),
+          );
+          runners[c] = twoRanks(t.run);
+          info[c] = t.info;
+        } else if (c === 'tcp' || c === 'crtcp' || c === 'paired') {
           const rpi = c === 'crtcp' ? 'crtcp' : 'tcp';
           const t = await ssiRunner(root, 'pingpong-mpi.mjs', { rpi }, mpiEnv(plan));
           runners[c] = twoRanks(t.run);
@@ -601,7 +697,7 @@ export const pingpongCommand: BenchCommand = {
           info.raw = t.info;
         } else {
           process.stderr.write('compiling c/pingpong.c with mpicc ...\n');
-          const flags = () => ompiFlags(cpus, plan.prepost);
+          const flags = () => ompiFlags(cpus, plan.prepost, plan.rpi === 'sm');
           const t = ompiRunner(root, 'pingpong', workDir, flags, {
             ...envWith(cpus),
             ...mpiEnv(plan),
@@ -688,9 +784,11 @@ export const pingpongCommand: BenchCommand = {
         console.log('\nBandwidth, GB/s (size / one-way time, median)\n');
         console.log(formatTable(bandwidthColumns(columns), bw));
       }
-      const targets = checkTargets(rows);
+      const targets = plan.rpi === 'sm' ? checkSmTargets(rows) : checkTargets(rows);
       if (targets.length > 0) {
-        console.log('\nTargets (tcp rpi against the raw socket, this run)\n');
+        const against =
+          plan.rpi === 'sm' ? 'sm rpi, this run' : 'tcp rpi against the raw socket, this run';
+        console.log(`\nTargets (${against})\n`);
         console.log(
           formatTable(
             [
@@ -704,6 +802,7 @@ export const pingpongCommand: BenchCommand = {
       }
       const file = writeResults('pingpong', {
         params: {
+          rpi: plan.rpi,
           reps,
           quick: plan.quick,
           latSizes: plan.latSizes,
@@ -719,7 +818,12 @@ export const pingpongCommand: BenchCommand = {
             'every round: 4000 round trips of 8 B first, then per size an unrecorded pass of iters/4 round trips before the timed one',
         },
         drivers: info,
-        source: sourceState(root, ['packages/mpi', 'plugins/rpi-tcp', 'plugins/rpi-crtcp']),
+        source: sourceState(root, [
+          'packages/mpi',
+          'plugins/rpi-tcp',
+          'plugins/rpi-crtcp',
+          'plugins/rpi-sm',
+        ]),
         skipped,
         unit: {
           oneWayNs: 'round trip / 2 in ns (median, min, max, samples: one per round)',
@@ -732,12 +836,23 @@ export const pingpongCommand: BenchCommand = {
           iters: r.iters,
           latency: r.latency,
           bandwidth: r.bandwidth,
-          oneWayNs: { tcpRpi: r.tcp, crtcpRpi: r.crtcp, raw: r.raw, openMpi: r.ompi },
+          oneWayNs: {
+            tcpRpi: r.tcp,
+            crtcpRpi: r.crtcp,
+            raw: r.raw,
+            openMpi: r.ompi,
+            smHybrid: r.sm,
+            smSpin: r.smspin,
+            smBlock: r.smblock,
+          },
           gbps: {
             tcpRpi: gbs(r.size, r.tcp),
             crtcpRpi: gbs(r.size, r.crtcp),
             raw: gbs(r.size, r.raw),
             openMpi: gbs(r.size, r.ompi),
+            smHybrid: gbs(r.size, r.sm),
+            smSpin: gbs(r.size, r.smspin),
+            smBlock: gbs(r.size, r.smblock),
           },
           tcpOverRaw: ratio(r.tcp, r.raw),
           crtcpOverTcp: ratio(r.crtcp, r.tcp),

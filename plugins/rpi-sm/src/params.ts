@@ -1,0 +1,35 @@
+import type { ParamSpec } from '@ssi/core';
+
+/** The module's parameters (`rpi_sm_<name>`), with defaults and help as `laminfo` shows them. */
+export const params = {
+  priority: {
+    type: 'int',
+    default: 50,
+    help: 'Priority of the sm rpi module (0-100), above tcp (20): chosen whenever at least two ranks of the job share a node and shared memory works here',
+  },
+  wait: {
+    type: 'string',
+    default: 'hybrid',
+    help: 'How a rank waits for on-node messages: spin (usysv: poll shared memory, lowest latency, burns a core), block (sysv: sleep in the futex helper, frees the core) or hybrid (spin up to rpi_sm_spin_us, then sleep). On an oversubscribed node (more ranks than cores) the default hybrid becomes block; an explicit setting is kept',
+  },
+  spin_us: {
+    type: 'int',
+    default: 50,
+    help: 'Microseconds the event loop polls shared memory before it sleeps (hybrid) or before it yields to timers and the tcp half for one turn (spin)',
+  },
+  short: {
+    type: 'int',
+    default: 8192,
+    help: 'Postbox size S in bytes: an on-node message whose 32-byte envelope and payload fit travels in one postbox record; longer payloads go through the pool',
+  },
+  pool: {
+    type: 'int',
+    default: 8388608,
+    help: 'Bytes of the shared pool for long on-node messages (one per node and job); long messages stream through it in chunks, so it bounds memory, not message size',
+  },
+  attach_timeout: {
+    type: 'int',
+    default: 30000,
+    help: 'Milliseconds a rank waits during MPI.init for the lowest rank of its node to create the shared segment',
+  },
+} satisfies Record<string, ParamSpec>;

@@ -1,0 +1,485 @@
+import type { Proc, RpiHost, RpiRequest } from '@ssi/mpi';
+import {
+  allocMessage,
+  deliverBytes,
+  ENVELOPE_BYTES,
+  EnvFlag,
+  ErrorClass,
+  KIND_SHIFT,
+  MpiError,
+  ReqState,
+  ReqType,
+  UnexpectedMessage,
+  WireEnvelope,
+  writeEnvelope,
+} from '@ssi/mpi';
+import { ANY, isProcessAlive, type ShmEndpoint } from '@ssi/shm';
+
+/** Bits of `req.rpi` for on-node sends. */
+const S_WRITTEN = 1; // every byte is in shared memory
+const S_ACKED = 2; // the receiver matched it (synchronous ACK, or clear to send)
+const S_CANCELING = 4; // a cancel request is on its way
+
+/** One on-node peer. */
+interface PeerState {
+  readonly proc: Proc;
+  /** Its slot in the segment. */
+  readonly index: number;
+  /** Queued messages a later ACK / clear to send or cancel names (synchronous or long), by sid. */
+  readonly unexpectedBySid: Map<number, UnexpectedMessage>;
+  /**
+   * Receives we sent a clear to send for, in that order: the peer sends their bodies in the
+   * order the clears arrive, so its next pool message is the body of the first one.
+   */
+  readonly bodies: RpiRequest[];
+  /** How many of `bodies` already have a body arriving (the endpoint's `intoFor` took them). */
+  bodiesStarted: number;
+}
+
+/** What a message from a peer is, by its size: envelopes fit a postbox, long bodies do not. */
+type Incoming = 'envelope' | 'body';
+
+/**
+ * The on-node path of the sm rpi: MPI messages between the processes of one node through their
+ * segment's endpoint (postboxes and pool of `@ssi/shm`, in order per pair).
+ *
+ * Wire: every envelope is the 32-byte envelope of `@ssi/mpi` (`writeEnvelope`, tcp's framing,
+ * `seq` included), sent as one postbox record.
+ * - Eager (payload up to S, `rpi_sm_short`): the payload rides in the envelope's record, or, when
+ *   the two do not fit one record, in the next record of the pair.
+ * - Rendezvous (payload above S): a request to send (LONG); the receiver answers with a clear to
+ *   send (ACK|LONG) once a receive matched, and the body follows alone, through the pool. The
+ *   receiver knows whose body comes next from a sender (the order of its clears), so the endpoint
+ *   copies each chunk from the pool straight into the posted buffer (`intoFor`): one copy.
+ * - Synchronous eager sends wait for an ACK; a cancel asks the receiver to withdraw a synchronous
+ *   or long message it has not matched (LONG sends are cancellable until the clear to send).
+ */
+export class SmPath {
+  private readonly peers = new Map<Proc, PeerState>();
+  private readonly byIndex: (PeerState | undefined)[] = [];
+  /** Sends waiting for their bytes to be written, an ACK or a clear to send, by id. */
+  private readonly sends = new Map<number, RpiRequest>();
+  private readonly env = new WireEnvelope();
+  private readonly ctl = Buffer.alloc(ENVELOPE_BYTES);
+  /** Largest payload that travels in the envelope's own postbox record. */
+  readonly inlineMax: number;
+  /** Largest payload sent eagerly (S): envelope and body each fit a postbox record. */
+  readonly eagerMax: number;
+  private ep!: ShmEndpoint;
+  private closing = false;
+  private completions = 0;
+  private loop: Promise<void> = Promise.resolve();
+  readonly stats = { inline: 0, eagerTwoRecords: 0, rendezvous: 0, bodiesDirect: 0 };
+
+  constructor(
+    private readonly host: RpiHost,
+    localProcs: readonly Proc[],
+    shortLimit: number,
+  ) {
+    this.eagerMax = shortLimit;
+    this.inlineMax = shortLimit - ENVELOPE_BYTES;
+    localProcs.forEach((proc, index) => {
+      if (proc === host.myProc) return;
+      const st: PeerState = {
+        proc,
+        index,
+        unexpectedBySid: new Map(),
+        bodies: [],
+        bodiesStarted: 0,
+      };
+      this.peers.set(proc, st);
+      this.byIndex[index] = st;
+    });
+  }
+
+  /** For the endpoint's options: the buffer a sender's next large message (a body) goes into. */
+  readonly intoFor = (from: number, length: number): Uint8Array | undefined => {
+    const peer = this.byIndex[from];
+    const req = peer?.bodies[peer.bodiesStarted];
+    if (peer === undefined || req === undefined) return undefined;
+    peer.bodiesStarted++;
+    return req.buf !== null && req.stLength === length ? req.buf : undefined;
+  };
+
+  /** Starts the receive loop on the endpoint (once the whole rpi is set up). */
+  startReceiving(ep: ShmEndpoint): void {
+    this.ep = ep;
+    this.loop = this.receiveLoop();
+  }
+
+  has(proc: Proc): boolean {
+    return this.peers.has(proc);
+  }
+
+  get peerList(): Proc[] {
+    return [...this.peers.keys()];
+  }
+
+  // ---- sending --------------------------------------------------------------------------------
+
+  start(req: RpiRequest): void {
+    req.rpi = 0;
+    const peer = this.peers.get(req.proc!)!;
+    const buf = req.buf!;
+    const len = buf.byteLength;
+    if (len > 0xffffffff) {
+      this.fail(req, new MpiError(ErrorClass.ERR_COUNT, `message of ${len} bytes exceeds 4 GiB`));
+      return;
+    }
+    const sync = req.type === ReqType.SSEND;
+    const kind = req.kind << KIND_SHIFT;
+    this.sends.set(req.id, req);
+    try {
+      if (len > this.eagerMax) {
+        // Rendezvous: the body goes when the receiver clears it (cancellable until then).
+        this.stats.rendezvous++;
+        this.sendEnvelope(peer, req, EnvFlag.LONG | kind, 0);
+        return;
+      }
+      req.state = ReqState.ACTIVE;
+      const flags = EnvFlag.SHORT | (sync ? EnvFlag.SSEND : 0) | kind;
+      if (len <= this.inlineMax) {
+        this.stats.inline++;
+        const msg = this.inlineMessage(req, flags);
+        if (this.ep.trySend(peer.index, msg)) this.written(req);
+        else this.ep.send(peer.index, msg).then(() => this.written(req), this.sendFailed(req));
+        return;
+      }
+      this.stats.eagerTwoRecords++;
+      this.sendEnvelope(peer, req, flags, 0);
+      this.ep.send(peer.index, buf).then(() => this.written(req), this.sendFailed(req));
+    } catch (err) {
+      this.sends.delete(req.id);
+      this.fail(req, this.asMpiError(err, `send to ${req.proc!.describe()}`));
+    }
+  }
+
+  /** Fast blocking send: a standard message that fits a postbox record, written now or not at all. */
+  fastsend(req: RpiRequest): boolean {
+    const buf = req.buf!;
+    if (buf.byteLength > this.inlineMax || req.type === ReqType.SSEND) return false;
+    const peer = this.peers.get(req.proc!)!;
+    try {
+      const sent = this.ep.trySend(
+        peer.index,
+        this.inlineMessage(req, EnvFlag.SHORT | (req.kind << KIND_SHIFT)),
+      );
+      if (sent) this.stats.inline++;
+      return sent;
+    } catch {
+      return false; // start() reports the failure
+    }
+  }
+
+  private inlineMessage(req: RpiRequest, flags: number): Buffer {
+    const buf = req.buf!;
+    const msg = Buffer.allocUnsafe(ENVELOPE_BYTES + buf.byteLength);
+    writeEnvelope(msg, 0, buf.byteLength, req.tag, flags, req.myRank, req.cid, req.seq, req.id, 0);
+    msg.set(buf, ENVELOPE_BYTES);
+    return msg;
+  }
+
+  private sendEnvelope(peer: PeerState, req: RpiRequest, flags: number, rid: number): void {
+    const { tag, myRank, cid, seq, id } = req;
+    this.control(peer, req.buf!.byteLength, tag, flags, myRank, cid, seq, id, rid);
+  }
+
+  /** Every byte of a send is in shared memory: done, unless it waits for the receiver's ACK. */
+  private written(req: RpiRequest): void {
+    if (this.sends.get(req.id) !== req) return; // completed meanwhile (cancelled, failed)
+    const bits = (req.rpi as number) | S_WRITTEN;
+    req.rpi = bits;
+    if (req.type === ReqType.SSEND && !(bits & S_ACKED)) return;
+    this.sends.delete(req.id);
+    this.done(req);
+  }
+
+  private sendFailed(req: RpiRequest): (err: unknown) => void {
+    return (err) => {
+      if (this.sends.get(req.id) !== req) return;
+      this.sends.delete(req.id);
+      this.fail(req, this.asMpiError(err, `send to ${req.proc!.describe()}`));
+    };
+  }
+
+  private fail(req: RpiRequest, error: MpiError): void {
+    req.error = error;
+    this.done(req);
+  }
+
+  /**
+   * The user cancelled a send: a long one not yet cleared, or a synchronous one not yet
+   * acknowledged, can still come back (the receiver withdraws it if no receive took it).
+   */
+  cancel(req: RpiRequest): void {
+    const bits = req.rpi as number;
+    if (this.sends.get(req.id) !== req || bits & (S_ACKED | S_CANCELING)) return;
+    const long = req.state === ReqState.START;
+    if (!long && req.type !== ReqType.SSEND) return;
+    req.rpi = bits | S_CANCELING;
+    const peer = this.peers.get(req.proc!)!;
+    this.control(peer, 0, req.tag, EnvFlag.CANCEL, req.myRank, req.cid, req.seq, req.id, 0);
+  }
+
+  /** Writes a 32-byte envelope (no payload) to `peer`. */
+  private control(
+    peer: PeerState,
+    length: number,
+    tag: number,
+    flags: number,
+    rank: number,
+    cid: number,
+    seq: number,
+    sid: number,
+    rid: number,
+  ): void {
+    const msg = this.ctl;
+    writeEnvelope(msg, 0, length, tag, flags, rank, cid, seq, sid, rid);
+    if (this.ep.trySend(peer.index, msg)) return;
+    this.ep.send(peer.index, Buffer.from(msg)).catch((err) => this.lost(err));
+  }
+
+  // ---- receiving ------------------------------------------------------------------------------
+
+  /** A receive took an unexpected message from this path (its status is recorded). */
+  matched(req: RpiRequest, m: UnexpectedMessage): void {
+    req.rpi = 0;
+    const peer = this.peers.get(m.proc)!;
+    const sid = m.extra as number;
+    peer.unexpectedBySid.delete(sid);
+    if (m.flags & EnvFlag.LONG) {
+      this.clearToSend(peer, req, m.tag, m.length, m.seq, sid);
+      return;
+    }
+    if (m.flags & EnvFlag.SSEND) {
+      this.control(peer, 0, m.tag, EnvFlag.ACK, req.myRank, m.cid, m.seq, sid, req.id);
+    }
+    if (m.complete) {
+      deliverBytes(req, m.data!, true);
+      this.done(req);
+      return;
+    }
+    req.state = ReqState.ACTIVE;
+    m.waiting = req; // its eager body is the sender's next record: completed when it is here
+  }
+
+  /** A receive matched a long message: its body will come into `req.buf`. */
+  private clearToSend(
+    peer: PeerState,
+    req: RpiRequest,
+    tag: number,
+    length: number,
+    seq: number,
+    sid: number,
+  ): void {
+    if (req.buf === null) req.buf = allocMessage(length);
+    req.state = ReqState.ACTIVE;
+    peer.bodies.push(req);
+    this.control(
+      peer,
+      length,
+      tag,
+      EnvFlag.ACK | EnvFlag.LONG,
+      req.myRank,
+      req.cid,
+      seq,
+      sid,
+      req.id,
+    );
+  }
+
+  /** Completes a request (counted: the receive loop yields after it, see there). */
+  private done(req: RpiRequest): void {
+    this.completions++;
+    this.host.complete(req);
+  }
+
+  /**
+   * Takes the endpoint's messages in arrival order. After a message that completed a request it
+   * lets the event loop run once before it waits again: waiting starts with a spin (hybrid and
+   * spin modes), which would otherwise hold back the very code that answers the message.
+   */
+  private async receiveLoop(): Promise<void> {
+    try {
+      for (;;) {
+        const before = this.completions;
+        const m = await this.ep.recv(ANY);
+        const peer = this.byIndex[m.from];
+        if (peer === undefined) throw new Error(`a message from unknown slot ${m.from}`);
+        if (this.kindOf(m.data) === 'body') this.onBody(peer, m.data);
+        else {
+          const eagerBody = this.onEnvelope(peer, m.data);
+          if (eagerBody) await eagerBody;
+        }
+        if (this.completions !== before) await new Promise<void>((r) => setImmediate(r));
+      }
+    } catch (err) {
+      if (!this.closing) this.lost(err);
+    }
+  }
+
+  private kindOf(data: Uint8Array): Incoming {
+    return data.byteLength > this.eagerMax ? 'body' : 'envelope';
+  }
+
+  /** A rendezvous body: for the first receive we cleared on this pair. */
+  private onBody(peer: PeerState, data: Uint8Array): void {
+    const req = peer.bodies.shift();
+    if (req === undefined)
+      throw new Error(`an unannounced ${data.byteLength}-byte body from ${peer.proc.describe()}`);
+    if (peer.bodiesStarted > 0) peer.bodiesStarted--;
+    if (
+      req.buf !== null &&
+      data.buffer === req.buf.buffer &&
+      data.byteOffset === req.buf.byteOffset
+    ) {
+      this.stats.bodiesDirect++;
+    } else {
+      deliverBytes(req, data, true);
+    }
+    this.done(req);
+  }
+
+  /** One envelope (with its inline payload): a promise when its eager body is the next record. */
+  private onEnvelope(peer: PeerState, data: Uint8Array): Promise<void> | undefined {
+    const buf = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+    const env = this.env.read(buf, 0);
+    const proto = env.flags;
+    if (proto & EnvFlag.SHORT) return this.onEager(peer, env, buf);
+    if (proto & EnvFlag.CANCEL) this.onCancel(peer, env);
+    else if (proto & EnvFlag.ACK) this.onAck(peer, env);
+    else if (proto & EnvFlag.LONG) this.onRequestToSend(peer, env);
+    return undefined;
+  }
+
+  private onEager(peer: PeerState, env: WireEnvelope, buf: Buffer): Promise<void> | undefined {
+    const separate = buf.byteLength === ENVELOPE_BYTES && env.length > this.inlineMax;
+    const sync = (env.flags & EnvFlag.SSEND) !== 0;
+    const req = this.host.matchPosted(peer.proc, env);
+    if (req === null) {
+      const m = new UnexpectedMessage(peer.proc, env, env.flags);
+      m.extra = env.sid;
+      if (sync) peer.unexpectedBySid.set(env.sid, m);
+      if (!separate) {
+        m.data = buf.subarray(ENVELOPE_BYTES);
+        m.received = env.length;
+      }
+      this.host.queueUnexpected(m);
+      return separate ? this.eagerBodyOfUnexpected(peer, m) : undefined;
+    }
+    if (sync) {
+      this.control(peer, 0, env.tag, EnvFlag.ACK, req.myRank, env.cid, env.seq, env.sid, req.id);
+    }
+    if (!separate) {
+      deliverBytes(req, buf.subarray(ENVELOPE_BYTES), true);
+      this.done(req);
+      return undefined;
+    }
+    req.state = ReqState.ACTIVE;
+    return this.eagerBodyOfPosted(peer, req);
+  }
+
+  private async eagerBodyOfPosted(peer: PeerState, req: RpiRequest): Promise<void> {
+    const body = await this.ep.recv(peer.index);
+    deliverBytes(req, body.data, true);
+    this.done(req);
+  }
+
+  private async eagerBodyOfUnexpected(peer: PeerState, m: UnexpectedMessage): Promise<void> {
+    const body = await this.ep.recv(peer.index);
+    m.data = body.data;
+    m.received = m.length;
+    const req = m.waiting;
+    if (req === null) return;
+    m.waiting = null;
+    deliverBytes(req, m.data, true);
+    this.done(req);
+  }
+
+  private onRequestToSend(peer: PeerState, env: WireEnvelope): void {
+    const req = this.host.matchPosted(peer.proc, env);
+    if (req !== null) {
+      this.clearToSend(peer, req, env.tag, env.length, env.seq, env.sid);
+      return;
+    }
+    const m = new UnexpectedMessage(peer.proc, env, env.flags);
+    m.extra = env.sid;
+    peer.unexpectedBySid.set(env.sid, m);
+    this.host.queueUnexpected(m);
+  }
+
+  /** An ACK: clear to send (the body goes now), or the receipt of a synchronous send. */
+  private onAck(peer: PeerState, env: WireEnvelope): void {
+    const req = this.sends.get(env.sid);
+    if (req === undefined || req.proc !== peer.proc) return;
+    req.rpi = ((req.rpi as number) | S_ACKED) & ~S_CANCELING;
+    if (env.flags & EnvFlag.LONG) {
+      req.state = ReqState.ACTIVE;
+      this.ep.send(peer.index, req.buf!).then(() => this.written(req), this.sendFailed(req));
+      return;
+    }
+    if ((req.rpi as number) & S_WRITTEN) {
+      this.sends.delete(env.sid);
+      this.done(req);
+    }
+  }
+
+  private onCancel(peer: PeerState, env: WireEnvelope): void {
+    const { tag, cid, seq, sid } = env;
+    if (!(env.flags & EnvFlag.ACK)) {
+      // The sender asks to take message `sid` back: possible while no receive has matched it.
+      const m = peer.unexpectedBySid.get(sid);
+      const ok = m !== undefined && this.host.withdrawUnexpected(m);
+      if (ok) peer.unexpectedBySid.delete(sid);
+      const reply = EnvFlag.CANCEL | EnvFlag.ACK | (ok ? EnvFlag.CANCELLED : 0);
+      this.control(peer, 0, tag, reply, env.rank, cid, seq, sid, 0);
+      return;
+    }
+    const req = this.sends.get(sid);
+    if (req === undefined) return;
+    req.rpi = (req.rpi as number) & ~S_CANCELING;
+    if (env.flags & EnvFlag.CANCELLED) {
+      this.sends.delete(sid);
+      req.cancelled = true;
+      this.done(req);
+    }
+  }
+
+  // ---- failure and shutdown -------------------------------------------------------------------
+
+  /** The endpoint failed (a peer died, the segment broke): tell the MPI layer which peers. */
+  private lost(err: unknown): void {
+    if (this.closing) return;
+    const reason = `rpi sm: ${(err as Error)?.message ?? String(err)}`;
+    const dead = this.peerList.filter((p) => !isProcessAlive(p.gps.pid));
+    for (const p of dead.length > 0 ? dead : this.peerList) this.host.peerFailed(p, reason);
+  }
+
+  private asMpiError(err: unknown, what: string): MpiError {
+    if (err instanceof MpiError) return err;
+    return new MpiError(ErrorClass.ERR_OTHER, `rpi sm: ${what}: ${(err as Error)?.message ?? err}`);
+  }
+
+  destroy(req: RpiRequest): void {
+    if (req.isSend) this.sends.delete(req.id);
+    req.rpi = 0;
+  }
+
+  /** Stops the endpoint and the loop, then `closeSegment` (the creator's close unlinks). */
+  async finalize(closeSegment: () => void): Promise<void> {
+    this.closing = true;
+    this.ep.close();
+    await this.loop;
+    closeSegment();
+  }
+
+  /** For `rpi_verbose 10` at finalize (the tests read it). */
+  describeStats(): string {
+    const s = this.stats;
+    return (
+      `sm messages sent inline ${s.inline}, eager in two records ${s.eagerTwoRecords}, ` +
+      `by rendezvous ${s.rendezvous}; rendezvous bodies received straight into the receive buffer ` +
+      `${s.bodiesDirect}`
+    );
+  }
+}

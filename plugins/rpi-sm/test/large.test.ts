@@ -1,0 +1,98 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type JobResult, killAllJobs, launchJob } from '@ssi/mpi/testing';
+import { cleanStaleSegments, sessionPrefix } from '@ssi/shm';
+import { afterEach, describe, expect, it } from 'vitest';
+
+afterEach(() => killAllJobs());
+
+const fixture = (name: string) => new URL(`./fixtures/${name}`, import.meta.url).pathname;
+
+function explain(r: JobResult): string {
+  return `${r.failure ?? ''}\n--- output ---\n${r.output.slice(-4000)}`;
+}
+
+describe('sm rpi: 0 B and 16 MiB messages', () => {
+  it('16 MiB posted, unexpected and bufferless, 0 B both ways; posted bodies are copied once', async () => {
+    const r = await launchJob({
+      np: 2,
+      program: fixture('large-messages.mjs'),
+      ssi: { rpi: 'sm', rpi_verbose: 10 },
+      timeoutMs: 120_000,
+    });
+    expect(r.ok, explain(r)).toBe(true);
+    expect(r.output).toContain('rank 0 large messages ok');
+    expect(r.output).toContain('rank 1 large messages ok');
+    // rank 1 received three 16 MiB bodies, each cleared before it came: all straight from the pool
+    // into the receive buffer (the posted one, the unexpected one's, and the bufferless one's)
+    const direct = [...r.output.matchAll(/rank (\d) .*straight into the receive buffer (\d+)/g)];
+    expect(direct.map((m) => [m[1], Number(m[2])]).sort()).toEqual([
+      ['0', 0],
+      ['1', 3],
+    ]);
+  });
+});
+
+/** The job's segments are this test's own: named after a session directory made for it. */
+function ownSegments(prefix: string): string[] {
+  return readdirSync('/dev/shm').filter((n) => n.startsWith(prefix));
+}
+
+describe('sm rpi: clean-up of the node segment', () => {
+  it('the name is gone once every rank attached, and a SIGKILLed job leaves nothing', async () => {
+    const session = mkdtempSync(join(tmpdir(), 'ssi-sm-life-'));
+    const prefix = sessionPrefix({ sessionDir: session });
+    try {
+      const r = await launchJob({
+        np: 3,
+        program: fixture('segment-life.mjs'),
+        args: [prefix, '0'],
+        env: { LAM_MPI_SESSION_DIR: session },
+        ssi: { rpi: 'sm', rpi_verbose: 10 },
+        timeoutMs: 60_000,
+      });
+      expect(r.ok).toBe(false); // rank 0, the segment's creator, died by SIGKILL
+      expect(r.failure).toMatch(/rank 0/);
+      // the segment was created under this session's prefix, and unlinked as soon as all 3 attached
+      expect(r.output).toMatch(new RegExp(`segment /${prefix}`));
+      for (const rank of [0, 1, 2]) expect(r.output).toContain(`rank ${rank} sees 0 segments`);
+      expect(ownSegments(prefix)).toEqual([]);
+    } finally {
+      // whatever a failed run left under this test's own session (never another run's)
+      cleanStaleSegments({ sessionDir: session, force: true });
+      rmSync(session, { recursive: true, force: true });
+    }
+  });
+
+  it('a segment a job left when killed during MPI.init is removed by the next job', async () => {
+    const session = mkdtempSync(join(tmpdir(), 'ssi-sm-stale-'));
+    const prefix = sessionPrefix({ sessionDir: session });
+    try {
+      const dead = spawnSync(process.execPath, [fixture('stale-segment.mjs'), session, 'deadjob'], {
+        encoding: 'utf8',
+        timeout: 30_000,
+      });
+      expect(dead.signal, dead.stderr).toBe('SIGKILL');
+      const left = ownSegments(prefix);
+      expect(left).toHaveLength(1);
+      expect(left[0]).toContain('-deadjob-sm');
+      const r = await launchJob({
+        np: 2,
+        program: fixture('segment-life.mjs'),
+        args: [prefix],
+        env: { LAM_MPI_SESSION_DIR: session },
+        ssi: { rpi: 'sm' },
+        timeoutMs: 60_000,
+      });
+      expect(r.ok, explain(r)).toBe(true);
+      expect(ownSegments(prefix)).toEqual([]);
+      expect(existsSync(join('/dev/shm', left[0]!))).toBe(false);
+    } finally {
+      // whatever a failed run left under this test's own session (never another run's)
+      cleanStaleSegments({ sessionDir: session, force: true });
+      rmSync(session, { recursive: true, force: true });
+    }
+  });
+});
