@@ -274,7 +274,7 @@ export class Mpi implements CommHost {
       restored ? readerOf(restored.sections) : null,
       restored?.series ?? 0,
       () => runtime.control.ask<CheckpointOutcome>(CrMessage.REQUEST, {}, 24 * 3600_000),
-      ctx.params.get<number>('cr_base_safepoint_ms'),
+      ctx.params.get<number>('crmpi_base_safepoint_ms'),
     );
     if (cr) {
       this.checkpoints = new RankCheckpoints({

@@ -22,17 +22,17 @@ export const MPI_BASE_PARAMS = {
     default: true,
     help: 'An unhandled rejection or uncaught exception in a rank aborts the whole job (instead of leaving the other ranks waiting)',
   },
-  cr_base_safepoint_ms: {
+  crmpi_base_safepoint_ms: {
     type: 'int',
     default: 20,
     help: 'mpi.cr.safePoint() yields to the event loop (where a checkpoint request is heard) at most this often, in ms',
   },
-  cr_base_prepare_timeout: {
+  crlam_base_prepare_timeout: {
     type: 'int',
     default: 10_000,
     help: 'mpirun: ms a checkpoint waits for every rank to interrupt (a rank computing outside MPI or in a critical section delays it) before it backs off and tries again',
   },
-  cr_base_prepare_attempts: {
+  crlam_base_prepare_attempts: {
     type: 'int',
     default: 3,
     help: 'mpirun: how many times a checkpoint tries to interrupt every rank before it is refused',
@@ -58,7 +58,11 @@ export function registerMpiParams(params: ParamRegistry): void {
       params.register(
         name,
         { ...spec, type: spec.type, default: spec.default },
-        name.startsWith('rpi') ? 'rpi base' : name.startsWith('cr') ? 'cr base' : 'mpi base',
+        name.startsWith('rpi')
+          ? 'rpi base'
+          : name.startsWith('cr')
+            ? name.slice(0, 5) + ' base'
+            : 'mpi base',
       );
     }
   }

@@ -58,8 +58,8 @@ export async function setUpCheckpointing(
     module: selection.name,
     attach(control, size) {
       const jc = new JobCheckpoints(control, size, actions, {
-        prepareTimeoutMs: ctx.params.get<number>('cr_base_prepare_timeout'),
-        prepareAttempts: ctx.params.get<number>('cr_base_prepare_attempts'),
+        prepareTimeoutMs: ctx.params.get<number>('crlam_base_prepare_timeout'),
+        prepareAttempts: ctx.params.get<number>('crlam_base_prepare_attempts'),
         say,
       });
       checkpoints = jc;

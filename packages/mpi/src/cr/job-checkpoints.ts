@@ -219,7 +219,7 @@ export class JobCheckpoints {
           `(computing outside MPI without mpi.cr.safePoint(), or in a critical section); attempt ${attempt} of ${this.opts.prepareAttempts}`,
       );
     }
-    return `not every rank could be interrupted in ${this.opts.prepareAttempts} attempts (see cr_base_prepare_timeout)`;
+    return `not every rank could be interrupted in ${this.opts.prepareAttempts} attempts (see crlam_base_prepare_timeout)`;
   }
 }
 

@@ -110,7 +110,7 @@ export class CheckpointApi {
 
   /**
    * A safe point for a rank that computes without MPI calls or awaits: yields to the event loop
-   * (where a checkpoint request is heard) at most every `cr_base_safepoint_ms`, else returns at
+   * (where a checkpoint request is heard) at most every `crmpi_base_safepoint_ms`, else returns at
    * once. `if (i % 1000 === 0) await mpi.cr.safePoint()` costs one clock read per call.
    */
   safePoint(): Promise<void> | undefined {
