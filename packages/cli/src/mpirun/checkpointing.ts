@@ -58,6 +58,7 @@ export async function setUpCheckpointing(
     module: selection.name,
     attach(control, size) {
       const jc = new JobCheckpoints(control, size, actions, {
+        module: selection.name,
         prepareTimeoutMs: ctx.params.get<number>('crlam_base_prepare_timeout'),
         prepareAttempts: ctx.params.get<number>('crlam_base_prepare_attempts'),
         say,

@@ -6,6 +6,7 @@ import type { CheckpointOutcome } from './user-api';
 export type Progress = (text: string) => void;
 
 interface Ready {
+  module?: string;
   checkpointable: boolean;
   reason?: string;
 }
@@ -70,6 +71,8 @@ export class JobCheckpoints {
     private readonly size: number,
     private readonly crlam: CrlamActions,
     private readonly opts: {
+      /** The crlam module's name: the ranks' crmpi module must be the other half of it. */
+      module: string;
       prepareTimeoutMs: number;
       prepareAttempts: number;
       say(line: string): void;
@@ -127,6 +130,12 @@ export class JobCheckpoints {
   }
 
   private onReady(rank: number, r: Ready): void {
+    if (r.module !== this.opts.module) {
+      r = {
+        checkpointable: false,
+        reason: `it selected the crmpi module "${r.module}" but mpirun has the crlam module "${this.opts.module}": the two halves of one cr component must be used together`,
+      };
+    }
     this.ready.set(rank, r);
     if (this.ready.size === this.size) for (const w of this.windowWaiters.splice(0)) w();
   }
