@@ -96,7 +96,7 @@ describe("lamcheckpoint against mpirun's request listener", () => {
     const byPid = await lamcheckpoint([String(process.pid)]);
     expect(byPid.stderr).toBe('');
     expect(byPid.stdout).toBe(
-      `interrupting 2 ranks\nrank 0: 2048 bytes written\ncheckpoint series 1 of job ${jobId}: 4096 bytes in 42 ms → /ckpt/series-1\n`,
+      `interrupting 2 ranks\nrank 0: 2048 bytes written\ncheckpoint series 1 of job ${jobId}: 4096 bytes in 42.0 ms → /ckpt/series-1\n`,
     );
     expect(byPid.code).toBe(0);
 

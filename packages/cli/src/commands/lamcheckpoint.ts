@@ -17,7 +17,7 @@ export async function main(argv: string[]): Promise<number> {
   });
   if (reply.event === 'done') {
     process.stdout.write(
-      `checkpoint series ${reply.series} of job ${reply.job}: ${reply.bytes} bytes in ${reply.ms} ms → ${reply.dir}\n`,
+      `checkpoint series ${reply.series} of job ${reply.job}: ${reply.bytes} bytes in ${reply.ms.toFixed(1)} ms → ${reply.dir}\n`,
     );
     return 0;
   }
