@@ -65,6 +65,8 @@ export class JobCheckpoints {
   private saved: Collect<Saved> | null = null;
   private attempt = 0;
   private timer: NodeJS.Timeout | undefined;
+  /** The series of each collective `mpi.cr.checkpoint()` call, by call number. */
+  private readonly appCalls = new Map<number, Promise<CheckpointOutcome>>();
 
   constructor(
     private readonly control: HubControl,
@@ -85,7 +87,7 @@ export class JobCheckpoints {
       if (attempt === this.attempt) this.prepared?.add(rank, refused);
     });
     control.on(CrMessage.SAVED, (rank, p) => this.saved?.add(rank, p as Saved));
-    control.on(CrMessage.REQUEST, () => this.request(() => {}));
+    control.on(CrMessage.REQUEST, (_rank, p) => this.appRequest((p as { call?: unknown })?.call));
     if (crlam.interval > 0) {
       this.timer = setInterval(() => void this.periodic(), crlam.interval * 1000);
       this.timer.unref();
@@ -107,6 +109,22 @@ export class JobCheckpoints {
       this.current = null;
     });
     return this.current;
+  }
+
+  /**
+   * `mpi.cr.checkpoint()` is collective: the n-th call of every rank is one checkpoint, taken when
+   * the first rank asks; the others get its outcome (also when they ask after it ended).
+   */
+  private appRequest(call: unknown): Promise<CheckpointOutcome> {
+    if (!Number.isSafeInteger(call) || (call as number) < 1) {
+      return Promise.resolve({ ok: false, reason: `bad cr.request: call number ${String(call)}` });
+    }
+    let outcome = this.appCalls.get(call as number);
+    if (!outcome) {
+      outcome = this.request(() => {});
+      this.appCalls.set(call as number, outcome);
+    }
+    return outcome;
   }
 
   /** The job is over (or lost a rank): whatever waits is answered. */

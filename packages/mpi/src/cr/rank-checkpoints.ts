@@ -26,6 +26,8 @@ interface Prepare {
 export class RankCheckpoints {
   state: HandlerState = 'IDLE';
   private prepared: Prepare | null = null;
+  /** The newest attempt mpirun withdrew (an interrupt still under way for it is undone). */
+  private retreatedAttempt = 0;
   private finalizing = false;
   private readonly off: (() => void)[] = [];
 
@@ -108,7 +110,9 @@ export class RankCheckpoints {
     await this.args.engine.crInterrupt();
     await this.eachColl((a, comm) => a.interrupt?.(comm));
     this.prepared = p;
-    await this.reply(p.attempt, null);
+    // mpirun gave up on this attempt while this rank was getting ready: go on as before.
+    if (p.attempt <= this.retreatedAttempt) await this.onRetreat(p.attempt);
+    else await this.reply(p.attempt, null);
   }
 
   private reply(attempt: number, refused: string | null): Promise<void> {
@@ -116,6 +120,7 @@ export class RankCheckpoints {
   }
 
   private async onRetreat(attempt: number): Promise<void> {
+    this.retreatedAttempt = Math.max(this.retreatedAttempt, attempt);
     if (this.prepared?.attempt !== attempt) {
       // Still waiting in a critical section: forget the request (mpirun asks again).
       if (this.state === 'WAITING') this.args.api.forgetWaiting();

@@ -41,6 +41,7 @@ export class CheckpointApi {
   private blocks = 0;
   private unblocked: (() => void) | null = null;
   private lastYield = performance.now();
+  private calls = 0;
 
   /** @internal */
   constructor(
@@ -50,7 +51,8 @@ export class CheckpointApi {
     readonly state: CheckpointReader | null,
     /** The series this process was restarted from (0 when not restarted). */
     readonly restartedFrom: number,
-    private readonly ask: () => Promise<CheckpointOutcome>,
+    /** Asks mpirun for the checkpoint of this rank's `call`-th `checkpoint()`. */
+    private readonly ask: (call: number) => Promise<CheckpointOutcome>,
     /** How long a computing rank may go without yielding in `safePoint` (ms). */
     private readonly safePointMs: number,
   ) {}
@@ -75,7 +77,11 @@ export class CheckpointApi {
     return register(this.onContinues, fn, 'onContinue');
   }
 
-  /** Asks for a checkpoint of the whole job; resolves once the series is complete (or refused). */
+  /**
+   * A checkpoint of the whole job, asked for by the program (collective: every rank's n-th call is
+   * the same checkpoint, taken when the first rank asks); resolves once the series is complete,
+   * or with the reason it was refused.
+   */
   checkpoint(): Promise<CheckpointOutcome> {
     if (!this.enabled) {
       return Promise.resolve({
@@ -83,7 +89,7 @@ export class CheckpointApi {
         reason: 'no cr module is selected: run with --ssi cr self to make the job checkpointable',
       });
     }
-    return this.ask();
+    return this.ask(++this.calls);
   }
 
   /** Starts a critical section (nestable): a checkpoint that has not reached this rank waits. */
