@@ -189,7 +189,10 @@ export class LazyLinks {
       return;
     }
     if (!conn.dialed) {
-      this.owner.verbose(10, `tcp: rank ${proc.gps.grank}'s dial died in its handshake; dialing it`);
+      this.owner.verbose(
+        10,
+        `tcp: rank ${proc.gps.grank}'s dial died in its handshake; dialing it`,
+      );
       this.setLink(proc, link, 'dialing', this.owner.dial(proc, this.addresses.get(proc)!));
       return;
     }
