@@ -1,7 +1,7 @@
 import { defineModule } from '@ssi/core';
 import type { RpiModule } from '@ssi/mpi';
 import { ErrorClass, MpiError, THREAD_MULTIPLE, THREAD_SINGLE } from '@ssi/mpi';
-import type { TcpTransport } from '@ssi/rpi-tcp';
+import { openTcpTransport, type TcpTransport } from '@ssi/rpi-tcp';
 import { CrtcpRpi, type CrtcpState } from './crtcp-rpi';
 import { params } from './params';
 
@@ -50,9 +50,11 @@ const crtcp: RpiModule = defineModule({
       threadMax: THREAD_MULTIPLE,
     };
   },
-  async init(procs, limits, host) {
-    const tcp = await host.openModule('tcp');
-    const transport = (await tcp.init(procs, limits, host)) as TcpTransport;
+  async init(procs, _limits, host) {
+    // Opened through the framework for its parameters and version; the transport is the eager
+    // mesh whatever rpi_tcp_lazy says: the drain and reconnect pair every process with every other.
+    await host.openModule('tcp');
+    const transport = await openTcpTransport(host, procs, { lazy: false });
     checkTransport(transport);
     const timeout = Math.max(1, host.params.get<number>('rpi_crtcp_drain_timeout'));
     current = new CrtcpRpi(transport, host, timeout);

@@ -80,6 +80,23 @@ describe('crtcp: a checkpoint drains every channel (Fig. 7.8)', () => {
     if (mode === 'restart') expect(r.output).toMatch(/crtcp: rank 0 reconnected to/);
   });
 
+  it('opens tcp as the eager mesh even with rpi_tcp_lazy 1 (its drain and reconnect pair everyone)', async () => {
+    const np = 3;
+    const r = await launchJob({
+      np,
+      program,
+      args: ['restart', '1'],
+      ssi: { rpi: 'crtcp', rpi_verbose: 10, rpi_tcp_lazy: 1 },
+      timeoutMs: 120_000,
+      label: 'drain-job restart on 3 ranks, rpi_tcp_lazy 1',
+    });
+    expect(r.ok, explain(r)).toBe(true);
+    expect(r.output).toMatch(/tcp: rank 0 connected to 2 peers/);
+    expect(r.output).not.toMatch(/on first use/);
+    expectPairsAgree(drains(r.output), np, 1);
+    expect(r.output).toMatch(/crtcp: rank 0 reconnected to 2 peers/);
+  });
+
   it.each([
     [2, 'continue'],
     [4, 'restart'],

@@ -22,6 +22,7 @@ const R_RESPONSE = 3; // connector: waiting for the acceptor's RESPONSE
 const R_HEADER = 4; // an envelope (possibly split over reads)
 const R_BODY = 5; // the payload of an eager message or rendezvous body
 const R_CLOSED = 6;
+const R_PARKED = 7; // acceptor: HELLO read, the owner answers later (`answerHello`)
 
 const OUTBOX_BYTES = 64 * 1024;
 /** Bytes at the end of a body that are read through the read buffer (see `nextBuffer`). */
@@ -58,8 +59,11 @@ export interface ConnectionOwner {
   unexpectedDone(conn: Connection, msg: UnexpectedMessage): void;
   /** A tracked write was flushed to the kernel. */
   sendFlushed(req: RpiRequest): void;
-  /** The acceptor learned who connected: the process entry, or null if unknown/unwanted. */
-  acceptPeer(conn: Connection, hello: Hello): Proc | null;
+  /**
+   * The acceptor learned who connected: the process entry, null if unknown/unwanted, or
+   * 'later' when the owner cannot tell yet (it calls `answerHello` on the connection then).
+   */
+  acceptPeer(conn: Connection, hello: Hello): Proc | null | 'later';
   /** The connection is authenticated and ready for MPI traffic. */
   established(conn: Connection): void;
   /** The connection failed its handshake or closed. */
@@ -97,6 +101,9 @@ export class Connection {
   generation = 1;
   readonly ready: Promise<void>;
   closing = false;
+  /** This side dialed (connector); and the dial reached the peer's listener. */
+  dialed = false;
+  reached = false;
   /** The envelope being handled (one record per connection, refilled for every envelope). */
   private readonly envelope = new WireEnvelope();
   /** Bytes written to / read from the socket, everything included (crtcp's drain counters). */
@@ -168,9 +175,11 @@ export class Connection {
   ): Connection {
     const conn = new Connection(owner, false);
     conn.proc = proc;
+    conn.dialed = true;
     const socket = net.connect({ host, port, localAddress, noDelay, onread: conn.onread });
     conn.attach(socket);
     socket.once('connect', () => {
+      conn.reached = true;
       const { bytes, nonce } = makeHello(owner.jobId, owner.myRank, proc.gps.grank);
       conn.nonce = nonce;
       conn.write(bytes);
@@ -400,6 +409,10 @@ export class Connection {
   }
 
   private handshake(buf: Buffer, off: number, n: number): number {
+    if (this.rstate === R_PARKED) {
+      this.refuse(`rank ${this.hello!.from} sent bytes before its hello was answered`);
+      return n;
+    }
     const need =
       this.rstate === R_HELLO
         ? HELLO_BYTES
@@ -424,17 +437,14 @@ export class Connection {
         this.refuse(`the peer wanted rank ${hello.to}, this is rank ${o.myRank}`);
         return n;
       }
-      const proc = o.acceptPeer(this, hello);
-      if (!proc) {
-        this.refuse(`unexpected connection claiming to be rank ${hello.from}`);
-        return n;
-      }
-      this.proc = proc;
       this.hello = hello;
-      const { bytes: response, nonce } = makeResponse(o.secret, o.jobId, hello);
-      this.nonce = nonce;
-      this.write(response);
-      this.rstate = R_PROOF;
+      const proc = o.acceptPeer(this, hello);
+      if (proc === 'later') {
+        this.rstate = R_PARKED; // the connector sends nothing more until it is answered
+        return off;
+      }
+      this.answerHello(proc);
+      if (this.proc === null) return n; // refused: the socket is closed
     } else if (this.rstate === R_PROOF) {
       if (!checkProof(Buffer.from(bytes), o.secret, o.jobId, this.nonce!, this.hello!)) {
         this.refuse(`rank ${this.hello!.from} could not prove knowledge of the job secret`);
@@ -456,6 +466,25 @@ export class Connection {
       this.resolveReady();
     }
     return off;
+  }
+
+  /**
+   * Answers the connector's HELLO (read, and parked if the owner said 'later'): `proc` is who
+   * it is, or null to refuse the connection.
+   */
+  answerHello(proc: Proc | null): void {
+    if (this.rstate !== R_HELLO && this.rstate !== R_PARKED) return; // closed meanwhile
+    const hello = this.hello!;
+    if (!proc) {
+      this.refuse(`unexpected connection claiming to be rank ${hello.from}`);
+      return;
+    }
+    this.proc = proc;
+    const o = this.owner;
+    const { bytes: response, nonce } = makeResponse(o.secret, o.jobId, hello);
+    this.nonce = nonce;
+    this.write(response);
+    this.rstate = R_PROOF;
   }
 
   /** Nothing half-read: the reader stands between two frames (a drained connection does). */

@@ -26,5 +26,5 @@ const tcp: RpiModule = defineModule({
 export default tcp;
 export { params } from './params';
 export { openTcpTransport } from './transport';
-export type { TcpTraffic, TcpTransport } from './transport-api';
+export type { TcpTraffic, TcpTransport, TcpTransportOptions } from './transport-api';
 export { TCP_TRANSPORT_API } from './transport-api';

@@ -55,6 +55,11 @@ export const params = {
   connect_timeout: {
     type: 'int',
     default: 30000,
-    help: 'Milliseconds to wait for a peer address or connection during MPI.init before failing',
+    help: 'Milliseconds to wait for a peer address or connection (during MPI.init, or after the first send to a peer with rpi_tcp_lazy) before failing',
+  },
+  lazy: {
+    type: 'boolean',
+    default: false,
+    help: 'Connect to a peer on the first message to it (addresses are exchanged at MPI.init); 0 (the default until start-up is measured, issue 21): connect every pair during MPI.init (the full mesh)',
   },
 } satisfies Record<string, ParamSpec>;

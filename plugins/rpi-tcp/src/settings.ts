@@ -29,5 +29,6 @@ export async function tcpSettings(registry: ParamRegistry): Promise<TcpSettings>
     tuneSocket: await socketTuner(sndbuf, rcvbuf),
     address: String(p('address')),
     connectTimeout: Math.max(1, Number(p('connect_timeout'))),
+    lazy: Boolean(p('lazy')),
   };
 }

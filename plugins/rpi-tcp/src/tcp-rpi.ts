@@ -17,6 +17,7 @@ import {
 import type { ConnectionOwner, ReadStats } from './connection';
 import { Connection } from './connection';
 import type { Hello } from './handshake';
+import { LazyLinks, type PeerAddress } from './lazy-links';
 import type { KernelBuffers, SocketTuner } from './socket-buffers';
 import { cappedBuffers } from './socket-buffers';
 import { TCP_TRANSPORT_API, type TcpTraffic, type TcpTransport } from './transport-api';
@@ -42,6 +43,8 @@ export interface TcpSettings {
   /** Address to listen on; empty: the node address from the runtime. */
   address: string;
   connectTimeout: number;
+  /** Connect to a peer on the first send to it (true), or to every peer in addprocs. */
+  lazy: boolean;
 }
 
 /** Bits of `req.rpi` for sends that wait for the network or the receiver. */
@@ -78,7 +81,13 @@ export class TcpRpi implements TcpTransport, ConnectionOwner {
   /** Receives that sent a clear-to-send and wait for the rendezvous body, by id. */
   private readonly bodies = new Map<number, RpiRequest>();
   private server: net.Server | null = null;
+  /** Lazy mode: the peers' addresses and the connections being set up. */
+  private links: LazyLinks | null = null;
+  /** The address this process listens and dials from. */
+  private address = '';
   private finalizing = false;
+  /** holdWrites was called and releaseWrites not yet. */
+  private holding = false;
   private warnedCapped = false;
   private readonly waitingAccept = new Map<
     number,
@@ -102,7 +111,20 @@ export class TcpRpi implements TcpTransport, ConnectionOwner {
   /** Opens a socket to every new process (see `connectMesh`). */
   async addprocs(procs: Proc[]): Promise<void> {
     const me = this.host.myProc;
-    await this.connectMesh(procs.filter((p) => p !== me));
+    if (this.settings.lazy) await this.publishAddress(procs);
+    else await this.connectMesh(procs.filter((p) => p !== me));
+  }
+
+  /** Listens (once per addprocs round) on this process's address: the node's, or rpi_tcp_address. */
+  private async listening(): Promise<PeerAddress> {
+    const me = this.host.myProc;
+    const address = this.settings.address || me.host || this.host.runtime.host;
+    this.address = address;
+    const server = this.server ?? (await this.listen(address));
+    this.server = server;
+    const port = (server.address() as net.AddressInfo).port;
+    this.host.verbose(10, `tcp: rank ${this.myRank} listening on ${address}:${port}`);
+    return { host: address, port };
   }
 
   /**
@@ -116,11 +138,8 @@ export class TcpRpi implements TcpTransport, ConnectionOwner {
   private async connectMesh(peerList: readonly Proc[]): Promise<void> {
     const me = this.host.myProc;
     const rt = this.host.runtime;
-    const address = this.settings.address || me.host || rt.host;
-    const server = this.server ?? (await this.listen(address));
-    this.server = server;
-    const port = (server.address() as net.AddressInfo).port;
-    this.host.verbose(10, `tcp: rank ${this.myRank} listening on ${address}:${port}`);
+    const { host: address, port } = await this.listening();
+    const server = this.server!;
     const peers = [...peerList].sort((a, b) => a.listIndex - b.listIndex);
     const later = peers.filter((p) => p.listIndex > me.listIndex);
     const earlier = peers.filter((p) => p.listIndex < me.listIndex);
@@ -184,6 +203,45 @@ export class TcpRpi implements TcpTransport, ConnectionOwner {
     this.host.verbose(10, `tcp: rank ${this.myRank} connected to ${peers.length} peers`);
   }
 
+  /**
+   * Lazy mode: one exchange of listener addresses through the launcher (every process of the job
+   * takes part, so every process must open its transports in the same order), no connection.
+   * The listener stays open: peers connect on their first send. The link manager exists before
+   * the exchange: a peer whose exchange returned first may dial already (its hello is parked).
+   */
+  private async publishAddress(procs: Proc[]): Promise<void> {
+    const me = this.host.myProc;
+    if (this.links === null) {
+      this.links = new LazyLinks(this.lazyOwner(), me, this.settings.connectTimeout);
+    }
+    const mine = await this.listening();
+    const all = await this.host.runtime.allgather(mine);
+    for (const p of procs) {
+      const address = all[p.gps.grank];
+      if (p === me || address === undefined) continue;
+      this.links.add(p, address);
+    }
+    this.host.verbose(
+      10,
+      `tcp: rank ${this.myRank} will connect to its ${this.links.peers.length} peers on first use`,
+    );
+  }
+
+  private lazyOwner() {
+    return {
+      dial: (proc: Proc, at: PeerAddress) =>
+        Connection.connect(this, proc, at.host, at.port, this.address, this.settings.noDelay),
+      adopt: (proc: Proc, conn: Connection) => {
+        if (this.holding) conn.hold(); // a checkpoint holds every connection, new ones too
+        this.conns.set(proc, conn);
+        proc.mode |= ProcMode.RPI_CONNECT;
+      },
+      startQueued: (req: RpiRequest) => this.start(req),
+      fail: (proc: Proc, reason: string) => this.host.peerFailed(proc, reason),
+      verbose: (level: number, message: string) => this.host.verbose(level, message),
+    };
+  }
+
   private listen(address: string): Promise<net.Server> {
     const server = net.createServer({ pauseOnConnect: true }, (socket) => {
       Connection.accept(this, socket, this.settings.noDelay);
@@ -204,7 +262,12 @@ export class TcpRpi implements TcpTransport, ConnectionOwner {
   }
 
   /** ConnectionOwner: who is this acceptor's peer? Only expected, not yet connected ranks. */
-  acceptPeer(_conn: Connection, hello: Hello): Proc | null {
+  acceptPeer(conn: Connection, hello: Hello): Proc | null | 'later' {
+    if (this.links !== null) {
+      if (this.finalizing) return null;
+      const known = [...this.conns.keys()].some((p) => p.gps.grank === hello.from);
+      return known ? null : this.links.admit(conn, hello.from);
+    }
     const w = this.waitingAccept.get(hello.from);
     return w ? w.proc : null;
   }
@@ -217,6 +280,11 @@ export class TcpRpi implements TcpTransport, ConnectionOwner {
   established(conn: Connection): void {
     const proc = conn.proc!;
     this.tuneSocket(conn);
+    if (this.links !== null && !this.conns.has(proc)) {
+      // First use: the link manager decides whether this is the peer's one connection.
+      if (!this.links.established(conn)) conn.socket.destroy(); // its peer was dropped meanwhile
+      return;
+    }
     const old = this.conns.get(proc);
     if (old !== undefined && old !== conn) conn.adopt(old);
     this.conns.set(proc, conn);
@@ -251,7 +319,10 @@ export class TcpRpi implements TcpTransport, ConnectionOwner {
 
   closed(conn: Connection, reason: string): void {
     const proc = conn.proc;
-    if (!proc || this.conns.get(proc) !== conn) return; // a refused or superseded connection
+    if (!proc || this.conns.get(proc) !== conn) {
+      this.links?.closedEarly(conn, reason); // a dial or accept not established yet, or refused
+      return;
+    }
     if (this.finalizing || conn.closing) return;
     proc.mode &= ~ProcMode.RPI_CONNECT;
     conn.credits.clear();
@@ -267,8 +338,10 @@ export class TcpRpi implements TcpTransport, ConnectionOwner {
   }
 
   destroy(req: RpiRequest): void {
-    if (req.isSend) this.sends.delete(req.id);
-    else {
+    if (req.isSend) {
+      this.sends.delete(req.id);
+      this.links?.unqueue(req);
+    } else {
       this.bodies.delete(req.id);
       this.settleCredit(req);
     }
@@ -284,6 +357,10 @@ export class TcpRpi implements TcpTransport, ConnectionOwner {
     req.rpi = 0;
     const proc = req.proc!;
     const conn = this.conns.get(proc);
+    if (conn === undefined && this.links?.serves(proc) && !(proc.mode & ProcMode.DEAD)) {
+      this.links.queue(req); // first use: started once the connection is up
+      return;
+    }
     if (!conn || proc.mode & ProcMode.DEAD) {
       req.error = new MpiError(
         ErrorClass.ERR_OTHER,
@@ -618,6 +695,12 @@ export class TcpRpi implements TcpTransport, ConnectionOwner {
 
   /** The user cancelled a send: ask the receiver to drop it while it has not matched it. */
   cancel(req: RpiRequest): void {
+    if (this.links?.unqueue(req)) {
+      // Still waiting for its connection: nothing went out, so it is taken back at once.
+      req.cancelled = true;
+      this.host.complete(req);
+      return;
+    }
     const bits = req.rpi as number;
     const waitingReceiver =
       this.sends.get(req.id) === req &&
@@ -690,10 +773,21 @@ export class TcpRpi implements TcpTransport, ConnectionOwner {
   // ---- the transport surface for modules built on tcp (crtcp's drain, sm's off-node path) -----
 
   get peers(): Proc[] {
-    return [...this.conns.keys()];
+    return this.links?.peers ?? [...this.conns.keys()];
   }
 
   traffic(proc: Proc): TcpTraffic {
+    if (this.notConnectedYet(proc)) {
+      return {
+        sent: 0,
+        received: 0,
+        queued: 0,
+        held: 0,
+        messagesSent: 0,
+        messagesReceived: 0,
+        connection: 0,
+      };
+    }
     const conn = this.connectionTo(proc, 'traffic');
     return {
       sent: conn.bytesOut,
@@ -707,10 +801,12 @@ export class TcpRpi implements TcpTransport, ConnectionOwner {
   }
 
   holdWrites(): void {
+    this.holding = true;
     for (const conn of this.conns.values()) conn.hold();
   }
 
   releaseWrites(): void {
+    this.holding = false;
     for (const conn of this.conns.values()) conn.release();
   }
 
@@ -736,6 +832,15 @@ export class TcpRpi implements TcpTransport, ConnectionOwner {
   }
 
   async reconnect(): Promise<void> {
+    if (this.links !== null) {
+      // The collective set-up pairs the processes by their connections, which lazy mode does
+      // not keep symmetric while dials are under way: a checkpointing module uses the mesh.
+      throw new MpiError(
+        ErrorClass.ERR_OTHER,
+        'rpi tcp: reconnect needs the eager mesh; this transport connects on first use ' +
+          '(open it with openTcpTransport(host, procs, { lazy: false }), or set rpi_tcp_lazy 0)',
+      );
+    }
     const old = [...this.conns.values()];
     for (const conn of old) {
       const peer = conn.proc!.describe();
@@ -761,6 +866,20 @@ export class TcpRpi implements TcpTransport, ConnectionOwner {
   }
 
   whenReceived(proc: Proc, bytes: number, timeoutMs: number): Promise<void> {
+    if (this.notConnectedYet(proc) && Number.isSafeInteger(bytes) && bytes > 0) {
+      // The peer sent something, so its connection is coming: wait for it, then for the bytes.
+      const arrived = this.links!.whenConnected(proc).then((c) => c.whenReceived(bytes));
+      return withDeadline(
+        arrived,
+        timeoutMs,
+        () =>
+          new MpiError(
+            ErrorClass.ERR_OTHER,
+            `rpi tcp: ${proc.describe()} sent ${bytes} bytes but never connected within ${timeoutMs} ms`,
+          ),
+      );
+    }
+    if (this.notConnectedYet(proc) && bytes === 0) return Promise.resolve();
     const conn = this.connectionTo(proc, 'whenReceived');
     if (!Number.isSafeInteger(bytes) || bytes < 0) {
       throw new MpiError(
@@ -779,6 +898,11 @@ export class TcpRpi implements TcpTransport, ConnectionOwner {
     );
   }
 
+  /** Lazy mode: a peer of this transport that has not been connected (yet). */
+  private notConnectedYet(proc: Proc): boolean {
+    return this.links?.serves(proc) === true && !this.conns.has(proc);
+  }
+
   private connectionTo(proc: Proc, call: string): Connection {
     const conn = this.conns.get(proc);
     if (conn === undefined) {
@@ -795,6 +919,7 @@ export class TcpRpi implements TcpTransport, ConnectionOwner {
 
   async finalize(proc?: Proc): Promise<void> {
     if (proc) {
+      this.links?.drop(proc);
       const conn = this.conns.get(proc);
       this.conns.delete(proc);
       if (conn) await conn.close();
@@ -803,6 +928,7 @@ export class TcpRpi implements TcpTransport, ConnectionOwner {
     this.finalizing = true;
     this.server?.close();
     this.server = null;
+    this.links?.close();
     const s = this.stats;
     this.host.verbose(
       10,

@@ -4,7 +4,16 @@ import type { Proc, RpiActions } from '@ssi/mpi';
  * The version of the tcp transport surface: what modules built on tcp (crtcp, sm's off-node
  * path, third parties) may rely on. Same rules as SSI type APIs: a minor adds, a major breaks.
  */
-export const TCP_TRANSPORT_API = '1.1.0';
+export const TCP_TRANSPORT_API = '1.2.0';
+
+/** Since 1.2: how `openTcpTransport` sets up connections. */
+export interface TcpTransportOptions {
+  /**
+   * true: connect to a peer on the first send to it; false: the full mesh during `addprocs`
+   * (needed by `reconnect`). Default: the `rpi_tcp_lazy` parameter.
+   */
+  lazy?: boolean;
+}
 
 /**
  * One connection's counters. Bytes count everything written and read on the current connection

@@ -53,6 +53,18 @@ describe('tcp rpi: conformance on one node', () => {
     expect(r.finalized).toEqual(new Array(np).fill(true));
   });
 
+  it('passes every case on 4 ranks with connections on first use (rpi_tcp_lazy 1)', async () => {
+    const r = await launchJob({
+      np: 4,
+      program: conformanceProgram,
+      args: casesFor(4),
+      ssi: { rpi: 'tcp', rpi_tcp_lazy: 1 },
+      timeoutMs: 240_000,
+      label: 'conformance on 4 ranks, lazy connections',
+    });
+    expect(r.ok, explain(r)).toBe(true);
+  });
+
   // (Not `cancel`: it relies on a 10-element standard send completing eagerly.)
   it('with a 16-byte eager limit, nearly every message takes the rendezvous protocol', async () => {
     const r = await launchJob({
@@ -201,7 +213,9 @@ describe('tcp rpi: large messages into posted receives are not copied', () => {
       const r = await launchJob({
         np: 2,
         program: new URL('./fixtures/posted-large.mjs', import.meta.url).pathname,
-        ssi: { rpi: 'tcp', rpi_verbose: 10, rpi_tcp_credits: credits },
+        // The eager mesh: on first use, a receive posted before its pair is connected has nobody
+        // to grant its credit to, and this test counts credits from the first message on.
+        ssi: { rpi: 'tcp', rpi_verbose: 10, rpi_tcp_credits: credits, rpi_tcp_lazy: 0 },
         timeoutMs: 60_000,
       });
       expect(r.ok, explain(r)).toBe(true);
@@ -249,7 +263,7 @@ describe('tcp rpi: receiver-initiated rendezvous (credits)', () => {
         np: 2,
         program: new URL('./fixtures/crossing-credit.mjs', import.meta.url).pathname,
         args: [markers],
-        ssi: { rpi: 'tcp', rpi_verbose: 10 },
+        ssi: { rpi: 'tcp', rpi_verbose: 10, rpi_tcp_lazy: 0 }, // credits from the first message on
         timeoutMs: 60_000,
       });
       expect(r.ok, explain(r)).toBe(true);

@@ -68,10 +68,13 @@ export interface RpiLimits {
   maxCid: number;
 }
 
-/** The part of the job runtime an rpi module may use: identity, secret, out-of-band messages. */
+/**
+ * The part of the job runtime an rpi module may use: identity, secret, out-of-band messages, and
+ * the launcher's allgather (one exchange of connection addresses; every process calls it).
+ */
 export type RpiRuntime = Pick<
   JobRuntime,
-  'jobId' | 'secret' | 'rank' | 'size' | 'host' | 'oobSend' | 'oobRecv'
+  'jobId' | 'secret' | 'rank' | 'size' | 'host' | 'oobSend' | 'oobRecv' | 'allgather'
 >;
 
 /** Services the MPI layer provides to the selected module (App. C.1). */

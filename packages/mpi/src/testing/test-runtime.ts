@@ -29,6 +29,7 @@ export async function connectTestRuntime(
   const mailWaiters = new Map<string, ((v: unknown) => void)[]>();
   const deathCallbacks: ((rank: number, reason: string) => void)[] = [];
   let round = 0;
+  const slowGather = gatherDelay(env.SSI_TEST_GATHER_DELAY);
   let finishing = false;
   let finAck: (() => void) | null = null;
   let welcome: (() => void) | null = null;
@@ -43,10 +44,16 @@ export async function connectTestRuntime(
       case 'welcome':
         welcome?.();
         break;
-      case 'gathered':
-        gathers.get(m.round as number)?.(m.values as unknown[]);
-        gathers.delete(m.round as number);
+      case 'gathered': {
+        const r = m.round as number;
+        const deliver = () => {
+          gathers.get(r)?.(m.values as unknown[]);
+          gathers.delete(r);
+        };
+        if (r === slowGather.round) setTimeout(deliver, slowGather.ms);
+        else deliver();
         break;
+      }
       case 'oob': {
         const key = `${m.from}:${m.tag}`;
         const waiter = mailWaiters.get(key)?.shift();
@@ -150,4 +157,21 @@ export async function connectTestRuntime(
       deathCallbacks.push(callback);
     },
   };
+}
+
+/**
+ * Fault injection for tests of start-up races: `SSI_TEST_GATHER_DELAY=<round>:<ms>` hands this
+ * rank the result of its allgather number `round` (1: MPI.init's GPS exchange; 2: the next one,
+ * e.g. the tcp rpi's addresses with rpi_tcp_lazy) `ms` milliseconds late, as a loaded machine may.
+ */
+function gatherDelay(setting: string | undefined): { round: number; ms: number } {
+  if (setting === undefined || setting === '') return { round: 0, ms: 0 };
+  const m = /^(\d+):(\d+)$/.exec(setting);
+  if (m === null) {
+    throw new MpiError(
+      ErrorClass.ERR_ARG,
+      `SSI_TEST_GATHER_DELAY=${JSON.stringify(setting)}: expected <round>:<milliseconds>, e.g. 2:1500`,
+    );
+  }
+  return { round: Number(m[1]), ms: Number(m[2]) };
 }
