@@ -22,7 +22,7 @@ export async function main(argv: string[]): Promise<number> {
     process.stdout.write(
       `checkpoint series ${reply.series} of job ${reply.job}: ${reply.bytes} bytes in ${reply.ms} ms → ${reply.dir}\n`,
     );
-    if (false && reply.phases) process.stdout.write(`${formatPhases(reply.phases)}\n`);
+    if (verbose && reply.phases) process.stdout.write(`${formatPhases(reply.phases)}\n`);
     return 0;
   }
   const prefix = reply.event === 'refused' ? 'checkpoint refused: ' : '';
