@@ -11,6 +11,7 @@ import {
   overheadPct,
   parseCoordOutput,
   parseHeatOutput,
+  pingColumns,
   planCr,
   stripRank,
   TCP,
@@ -127,6 +128,19 @@ describe('cr benchmark: plan, job output, tables', () => {
     const h = formatTable(heatColumns(rows), rows);
     expect(h).toMatch(/^crtcp\+cr self\s+10\.500.*\s5\.0\s+tcp$/m); // against tcp
     expect(h).toMatch(/^ckpt every 1 s\s+11\.550.*3\.0\s+10\.0\s+crtcp\+cr self$/m); // against crtcp
+    const spread = [heat(TCP, [10, 12, 14]), heat(CRTCP, [10.2, 13, 30])];
+    // median 13 against 12 (+8.3 %); fastest rounds 10.2 against 10 (+2.0 %)
+    expect(formatTable(heatColumns(spread), spread)).toMatch(
+      /^crtcp\+cr self\s+13\.000\s+10\.200\s+2\.0\s.*\s8\.3\s+tcp$/m,
+    );
+    const ping = formatTable(pingColumns(), [
+      {
+        point: { size: 8, iters: 1, latency: true, bandwidth: false },
+        tcp: stat([10e3, 20e3, 30e3]),
+        crtcp: stat([11e3, 21e3, 90e3]),
+      },
+    ]);
+    expect(ping).toMatch(/^8 B\s+20\.0\s+21\.0\s+0\.000\s+0\.000\s+1\.050\s+5\.0\s+10\.0$/m);
     expect(overheadPct(stat([11]), stat([10]))).toBeCloseTo(10);
     expect(overheadPct(undefined, stat([10]))).toBeNull();
   });

@@ -341,6 +341,16 @@ export function heatColumns(rows: HeatRow[]): Column<HeatRow>[] {
     { title: 'configuration', value: (r) => r.config.title },
     { title: 'heat s', value: (r) => r.seconds.median, digits: 3 },
     { title: 'min s', value: (r) => r.seconds.min, digits: 3 },
+    {
+      title: 'min overhead %',
+      value: (r) => {
+        const b = base(r);
+        return r.config.key === 'tcp' || !b
+          ? null
+          : (100 * (r.seconds.min - b.seconds.min)) / b.seconds.min;
+      },
+      digits: 1,
+    },
     { title: 'mpirun s', value: (r) => r.wallMs.median / 1000, digits: 3 },
     { title: 'checkpoints', value: (r) => r.checkpoints.median, digits: 1 },
     {
@@ -370,6 +380,12 @@ export function pingColumns(): Column<PingRow>[] {
     { title: 'crtcp GB/s', value: (r) => r.point.size / r.crtcp.median, digits: 3 },
     { title: 'crtcp/tcp time', value: (r) => r.crtcp.median / r.tcp.median, digits: 3 },
     { title: 'slower %', value: (r) => overheadPct(r.crtcp, r.tcp), digits: 1 },
+    // The fastest rounds: the least disturbed by other load on the machine.
+    {
+      title: 'min slower %',
+      value: (r) => (100 * (r.crtcp.min - r.tcp.min)) / r.tcp.min,
+      digits: 1,
+    },
   ];
 }
 
