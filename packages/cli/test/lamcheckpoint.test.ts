@@ -4,7 +4,7 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { dirname } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { CheckpointOutcome } from '../src/mpirun/checkpoint-protocol';
+import { type CheckpointOutcome, parseEvent } from '../src/mpirun/checkpoint-protocol';
 import { type CheckpointHandler, CheckpointRequestServer } from '../src/mpirun/checkpoint-requests';
 import { checkpointSocketPath, jobAliasPath } from '../src/mpirun/checkpoint-socket';
 import { runCli, waitChild, waitFor } from '../src/testing';
@@ -107,6 +107,35 @@ describe("lamcheckpoint against mpirun's request listener", () => {
     await server!.close();
     expect(existsSync(alias)).toBe(false);
     expect(existsSync(checkpointSocketPath(process.pid))).toBe(false);
+  });
+
+  it('-v prints where the time went (the phases of the outcome); without -v it does not', async () => {
+    const phases = {
+      prepareMs: 4.25,
+      savedMs: 20.5,
+      drainMs: 3,
+      saveMs: 15.75,
+      drainSaveMs: 18.75,
+      commitMs: 9,
+    };
+    await startServer(async () => ({ ...done(1), phases }));
+    const verbose = await lamcheckpoint([String(process.pid), '-v']);
+    expect(verbose.code).toBe(0);
+    expect(verbose.stdout).toContain(
+      'phases: prepare 4.3 ms, drain+save 20.5 ms (slowest rank: drain 3.0 + save 15.8, together 18.8), commit 9.0 ms\n',
+    );
+    const quiet = await lamcheckpoint([String(process.pid)]);
+    expect(quiet.code).toBe(0);
+    expect(quiet.stdout).not.toContain('phases:');
+  });
+
+  it('a done line whose phases are malformed is not an answer', () => {
+    const line = { event: 'done', job: 'j', series: 1, ms: 2, bytes: 3, dir: '/d' };
+    expect(parseEvent(JSON.stringify(line))).toEqual(line);
+    const phases = { prepareMs: 1, savedMs: 2, drainMs: 3, saveMs: 4, drainSaveMs: 5, commitMs: 6 };
+    expect(parseEvent(JSON.stringify({ ...line, phases }))).toEqual({ ...line, phases });
+    const { commitMs: _, ...partial } = phases;
+    expect(parseEvent(JSON.stringify({ ...line, phases: partial }))).toBeUndefined();
   });
 
   it('prints the refusal reason and exits 1', async () => {

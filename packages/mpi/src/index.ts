@@ -192,7 +192,12 @@ export type {
   SeriesResult,
 } from './cr/types';
 export { CR_RESTART_ENV, CRLAM_API_VERSION, CRMPI_API_VERSION, CrMessage } from './cr/types';
-export type { CheckpointOutcome, CheckpointReader, CheckpointWriter } from './cr/user-api';
+export type {
+  CheckpointOutcome,
+  CheckpointPhases,
+  CheckpointReader,
+  CheckpointWriter,
+} from './cr/user-api';
 export { CheckpointApi } from './cr/user-api';
 export type { BufferLike, DataKindValue } from './data';
 export {

@@ -1,16 +1,19 @@
 import { requestCheckpoint } from '../mpirun/checkpoint-client';
+import { formatPhases } from '../mpirun/checkpoint-protocol';
 import { UsageError } from '../run-command';
 
-const USAGE = `usage: lamcheckpoint <mpirun pid | job id> [--timeout <seconds>]
+const USAGE = `usage: lamcheckpoint <mpirun pid | job id> [--timeout <seconds>] [-v]
 Asks a running job for a checkpoint: mpirun (started with --ssi cr <module>) propagates it to
 every rank and writes a new series into the job's checkpoint directory. Progress is shown as it
-happens; at the end the series number, bytes written and time taken. Default timeout 600 s.`;
+happens; at the end the series number, bytes written and time taken. Default timeout 600 s.
+-v also prints where the time went: prepare (every rank interrupted), drain+save (every rank
+drained the network and saved; the slowest rank's own drain and save times), commit (manifest).`;
 
 const DEFAULT_TIMEOUT_S = 600;
 
 /** lamcheckpoint: 0 when a series was written, 1 when refused / unreachable, 2 for usage errors. */
 export async function main(argv: string[]): Promise<number> {
-  const { target, timeoutS } = parseArgs(argv);
+  const { target, timeoutS, verbose } = parseArgs(argv);
   const reply = await requestCheckpoint(target, {
     timeoutMs: timeoutS * 1000,
     onProgress: (text) => process.stdout.write(`${text}\n`),
@@ -19,6 +22,7 @@ export async function main(argv: string[]): Promise<number> {
     process.stdout.write(
       `checkpoint series ${reply.series} of job ${reply.job}: ${reply.bytes} bytes in ${reply.ms.toFixed(1)} ms → ${reply.dir}\n`,
     );
+    if (verbose && reply.phases) process.stdout.write(`${formatPhases(reply.phases)}\n`);
     return 0;
   }
   const prefix = reply.event === 'refused' ? 'checkpoint refused: ' : '';
@@ -26,12 +30,17 @@ export async function main(argv: string[]): Promise<number> {
   return 1;
 }
 
-function parseArgs(argv: string[]): { target: string; timeoutS: number } {
+function parseArgs(argv: string[]): { target: string; timeoutS: number; verbose: boolean } {
   let target: string | undefined;
   let timeoutS = DEFAULT_TIMEOUT_S;
+  let verbose = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (arg === '-h' || arg === '--help') throw new UsageError(USAGE, 0);
+    if (arg === '-v' || arg === '--verbose') {
+      verbose = true;
+      continue;
+    }
     if (arg === '--timeout') {
       const value = argv[++i];
       timeoutS = Number(value);
@@ -44,5 +53,5 @@ function parseArgs(argv: string[]): { target: string; timeoutS: number } {
   }
   if (target === undefined)
     throw new UsageError(`which job? give mpirun's pid or the job id\n${USAGE}`);
-  return { target, timeoutS };
+  return { target, timeoutS, verbose };
 }

@@ -1,3 +1,5 @@
+import type { CheckpointPhases } from '@ssi/mpi';
+
 /**
  * The checkpoint request protocol between `lamcheckpoint` and mpirun: newline-delimited JSON over
  * mpirun's Unix socket. The client sends one request line, the server streams progress lines and
@@ -9,14 +11,28 @@ export interface CheckpointRequest {
   op: 'checkpoint';
 }
 
+/**
+ * Where the time of a checkpoint went (ms; `CheckpointPhases` of @ssi/mpi): optional on the wire,
+ * so that a client and an mpirun of different releases still understand each other.
+ */
+export type Phases = CheckpointPhases;
+
 /** What mpirun's checkpoint handler reports: a series written, or why none was. */
 export type CheckpointOutcome =
-  | { ok: true; series: number; ms: number; bytes: number; dir: string }
+  | { ok: true; series: number; ms: number; bytes: number; dir: string; phases?: Phases }
   | { ok: false; reason: string };
 
 export type CheckpointEvent =
   | { event: 'progress'; text: string }
-  | { event: 'done'; job: string; series: number; ms: number; bytes: number; dir: string }
+  | {
+      event: 'done';
+      job: string;
+      series: number;
+      ms: number;
+      bytes: number;
+      dir: string;
+      phases?: Phases;
+    }
   | { event: 'refused'; reason: string };
 
 /** The longest request line the server reads; a request is a few bytes. */
@@ -50,6 +66,7 @@ export function parseEvent(line: string): CheckpointEvent | undefined {
   if (v?.event === 'refused' && typeof v.reason === 'string') return v as CheckpointEvent;
   const numbers = ['series', 'ms', 'bytes'].every((k) => typeof v?.[k] === 'number');
   if (v?.event === 'done' && numbers && typeof v.dir === 'string' && typeof v.job === 'string') {
+    if (v.phases !== undefined && !isPhases(v.phases)) return undefined;
     return v as CheckpointEvent;
   }
   return undefined;
@@ -61,4 +78,32 @@ export function eventLine(e: CheckpointEvent): string {
 
 function describe(line: string): string {
   return JSON.stringify(line.length > 80 ? `${line.slice(0, 80)}…` : line);
+}
+
+const PHASE_KEYS = [
+  'prepareMs',
+  'savedMs',
+  'drainMs',
+  'saveMs',
+  'drainSaveMs',
+  'commitMs',
+] as const;
+
+/** An object with every phase as a finite number (a `done` line's optional `phases`). */
+export function isPhases(x: unknown): x is Phases {
+  return (
+    typeof x === 'object' &&
+    x !== null &&
+    PHASE_KEYS.every((k) => Number.isFinite((x as Record<string, unknown>)[k]))
+  );
+}
+
+/** One line for `lamcheckpoint -v`: the phases in the order they happen. */
+export function formatPhases(p: Phases): string {
+  const f = (x: number) => x.toFixed(1);
+  return (
+    `phases: prepare ${f(p.prepareMs)} ms, drain+save ${f(p.savedMs)} ms ` +
+    `(slowest rank: drain ${f(p.drainMs)} + save ${f(p.saveMs)}, together ${f(p.drainSaveMs)}), ` +
+    `commit ${f(p.commitMs)} ms`
+  );
 }

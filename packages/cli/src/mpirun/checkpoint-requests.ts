@@ -123,8 +123,8 @@ export class CheckpointRequestServer {
       outcome = { ok: false, reason: `checkpoint failed: ${(err as Error)?.message ?? err}` };
     }
     if (outcome.ok) {
-      const { series, ms, bytes, dir } = outcome;
-      send(socket, { event: 'done', job: this.opts.jobId, series, ms, bytes, dir }, true);
+      const { series, ms, bytes, dir, phases } = outcome;
+      send(socket, { event: 'done', job: this.opts.jobId, series, ms, bytes, dir, phases }, true);
     } else refuse(socket, outcome.reason);
   }
 }

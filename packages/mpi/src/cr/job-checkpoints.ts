@@ -1,6 +1,6 @@
 import type { HubControl } from '../control/hub-control';
 import { type CrlamActions, CrMessage, type SavedRank, type SeriesPlan } from './types';
-import type { CheckpointOutcome } from './user-api';
+import type { CheckpointOutcome, CheckpointPhases } from './user-api';
 
 /** Reports the steps of one checkpoint to whoever asked (lamcheckpoint prints them). */
 export type Progress = (text: string) => void;
@@ -196,6 +196,7 @@ export class JobCheckpoints {
       await this.crlam.abandonSeries(plan, interrupted);
       return { ok: false, reason: interrupted };
     }
+    const prepared = performance.now();
     say(`every rank interrupted; draining and saving series ${plan.series}`);
     const saved = new Collect<Saved>(this.size);
     this.saved = saved;
@@ -205,6 +206,7 @@ export class JobCheckpoints {
       attempt: this.attempt,
     });
     await saved.wait(0);
+    const savedAt = performance.now();
     this.saved = null;
     const failure = this.ended
       ? `the job ended during the checkpoint: ${this.ended}`
@@ -221,9 +223,17 @@ export class JobCheckpoints {
     const ranks = [...saved.got.values()].map((s) => s.saved!).sort((a, b) => a.rank - b.rank);
     const result = await this.crlam.commitSeries(plan, ranks);
     this.control.send('all', CrMessage.DONE, { series: plan.series, committed: true });
-    const ms = performance.now() - t0;
+    const done = performance.now();
+    const phases = phasesOf([...saved.got.values()], { t0, prepared, savedAt, done });
     if (result.pruned.length) say(`removed old series ${result.pruned.join(', ')} (keep rule)`);
-    return { ok: true, series: result.series, ms, bytes: result.bytes, dir: result.dir };
+    return {
+      ok: true,
+      series: result.series,
+      ms: done - t0,
+      bytes: result.bytes,
+      dir: result.dir,
+      phases,
+    };
   }
 
   /** Prepare until every rank interrupted; a busy rank makes everyone back off and retry. */
@@ -257,4 +267,23 @@ function failureOf(saved: Collect<Saved>): string | null {
     if (s.error || !s.saved) return s.error ?? `rank ${rank} saved nothing`;
   }
   return null;
+}
+
+/**
+ * The phases of one series from mpirun's marks (`performance.now()` at the start, every rank
+ * interrupted, every rank saved, committed) and the ranks' own drain and save times (SAVED).
+ */
+function phasesOf(
+  ranks: readonly Saved[],
+  t: { t0: number; prepared: number; savedAt: number; done: number },
+): CheckpointPhases {
+  const max = (f: (s: Saved) => number) => Math.max(0, ...ranks.map(f));
+  return {
+    prepareMs: t.prepared - t.t0,
+    savedMs: t.savedAt - t.prepared,
+    drainMs: max((s) => s.drainMs),
+    saveMs: max((s) => s.saveMs),
+    drainSaveMs: max((s) => s.drainMs + s.saveMs),
+    commitMs: t.done - t.savedAt,
+  };
 }

@@ -18,9 +18,28 @@ export interface CheckpointReader {
   readonly names: readonly string[];
 }
 
+/**
+ * Where the time of one checkpoint went, in ms (mpirun's clock unless said otherwise). `ms` of the
+ * outcome is their sum plus the control messages' delivery: prepare → saved → commit.
+ */
+export interface CheckpointPhases {
+  /** The crlam module's `beginSeries` and PREPARE until every rank interrupted (gate closed). */
+  prepareMs: number;
+  /** GO until every rank's SAVED arrived: every rank drained and its module's save done. */
+  savedMs: number;
+  /** The slowest rank's drain (rpi + coll modules), on that rank's clock. */
+  drainMs: number;
+  /** The slowest rank's save (the crmpi module's `checkpoint`), on that rank's clock. */
+  saveMs: number;
+  /** The slowest rank's drain + save, on that rank's clock. */
+  drainSaveMs: number;
+  /** The crlam module's `commitSeries` (manifest written durably, keep rule applied). */
+  commitMs: number;
+}
+
 /** What `mpi.cr.checkpoint()` answers. */
 export type CheckpointOutcome =
-  | { ok: true; series: number; ms: number; bytes: number; dir: string }
+  | { ok: true; series: number; ms: number; bytes: number; dir: string; phases: CheckpointPhases }
   | { ok: false; reason: string };
 
 type Handler<A extends unknown[]> = (...args: A) => void | Promise<void>;

@@ -1,6 +1,7 @@
 import type { BenchCommand } from '../harness';
 import { bootCommand } from './boot';
 import { collCommand } from './coll';
+import { crCommand } from './cr';
 import { pingpongCommand } from './pingpong';
 import { pingpongVectorCommand } from './pingpong-vector';
 import { shmCommand } from './shm';
@@ -16,4 +17,5 @@ export const COMMANDS: BenchCommand[] = [
   pingpongCommand,
   pingpongVectorCommand,
   collCommand,
+  crCommand,
 ];
