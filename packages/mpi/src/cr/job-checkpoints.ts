@@ -106,13 +106,18 @@ export class JobCheckpoints {
     return this.current;
   }
 
-  /** The job is over (or lost a rank): whatever waits is answered. */
+  /** The job is over (or lost a rank): whatever waits is answered. The first reason stays. */
   jobEnded(why: string): void {
-    this.ended = why;
+    this.ended ??= why;
     clearInterval(this.timer);
     for (const w of this.windowWaiters.splice(0)) w();
     this.prepared?.abort();
     this.saved?.abort();
+  }
+
+  /** Resolves once no checkpoint is in progress (after `jobEnded`, promptly). */
+  async settled(): Promise<void> {
+    await this.current?.catch(() => undefined);
   }
 
   private async periodic(): Promise<void> {
