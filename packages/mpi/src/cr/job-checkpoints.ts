@@ -64,6 +64,9 @@ export class JobCheckpoints {
   private saved: Collect<Saved> | null = null;
   private attempt = 0;
   private timer: NodeJS.Timeout | undefined;
+  /** `mpi.cr.checkpoint()` is collective: calls made so far per rank, and the k-th call's outcome. */
+  private readonly appCalls = new Map<number, number>();
+  private readonly appOutcomes = new Map<number, { outcome: Promise<CheckpointOutcome>; left: number }>();
 
   constructor(
     private readonly control: HubControl,
@@ -82,7 +85,7 @@ export class JobCheckpoints {
       if (attempt === this.attempt) this.prepared?.add(rank, refused);
     });
     control.on(CrMessage.SAVED, (rank, p) => this.saved?.add(rank, p as Saved));
-    control.on(CrMessage.REQUEST, () => this.request(() => {}));
+    control.on(CrMessage.REQUEST, (rank) => this.collectiveRequest(rank));
     if (crlam.interval > 0) {
       this.timer = setInterval(() => void this.periodic(), crlam.interval * 1000);
       this.timer.unref();
@@ -104,6 +107,23 @@ export class JobCheckpoints {
       this.current = null;
     });
     return this.current;
+  }
+
+  /**
+   * A rank's k-th `mpi.cr.checkpoint()`: the first rank to make its k-th call starts (or joins)
+   * a checkpoint; every rank's k-th call answers with that one outcome, however late it comes
+   * (a rank that calls after the series was taken is not the cause of a second one).
+   */
+  private collectiveRequest(rank: number): Promise<CheckpointOutcome> {
+    const k = (this.appCalls.get(rank) ?? 0) + 1;
+    this.appCalls.set(rank, k);
+    let call = this.appOutcomes.get(k);
+    if (!call) {
+      call = { outcome: this.request(() => {}), left: this.size };
+      this.appOutcomes.set(k, call);
+    }
+    if (--call.left === 0) this.appOutcomes.delete(k);
+    return call.outcome;
   }
 
   /** The job is over (or lost a rank): whatever waits is answered. The first reason stays. */

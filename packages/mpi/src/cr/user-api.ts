@@ -75,7 +75,12 @@ export class CheckpointApi {
     return register(this.onContinues, fn, 'onContinue');
   }
 
-  /** Asks for a checkpoint of the whole job; resolves once the series is complete (or refused). */
+  /**
+   * Asks for a checkpoint of the whole job; resolves once the series is complete (or refused).
+   * Collective: every rank calls it, and every rank's k-th call resolves with the same series (the
+   * first k-th call starts it, so a rank that calls later may be saved before its call: set what
+   * the checkpoint must hold before calling).
+   */
   checkpoint(): Promise<CheckpointOutcome> {
     if (!this.enabled) {
       return Promise.resolve({
