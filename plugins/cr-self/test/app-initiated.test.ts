@@ -1,6 +1,13 @@
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
-import { checkpointRoot, FIXTURES, jobDir, lamrestart, type RunningJob, startJob } from './cr-harness';
+import {
+  checkpointRoot,
+  FIXTURES,
+  jobDir,
+  lamrestart,
+  type RunningJob,
+  startJob,
+} from './cr-harness';
 
 // The issue: checkpoints "asked for ... by the application itself (a collective `checkpoint()`)".
 // Every rank calls it, at different moments; all resolve with the same series, and the job

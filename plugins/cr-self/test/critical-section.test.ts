@@ -1,7 +1,14 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
-import { checkpointRoot, FIXTURES, jobDir, lamcheckpoint, type RunningJob, startJob } from './cr-harness';
+import {
+  checkpointRoot,
+  FIXTURES,
+  jobDir,
+  lamcheckpoint,
+  type RunningJob,
+  startJob,
+} from './cr-harness';
 
 // The issue (AVS seed 002): "critical sections (block / unblock checkpoints, nestable) delay a
 // checkpoint without losing it".

@@ -16,7 +16,7 @@ afterEach(() => {
 });
 
 const completeSeries = async (dir: string) =>
-  (await (await CheckpointStore.open(dir, { create: false }).then((s) => s.examine())))
+  (await await CheckpointStore.open(dir, { create: false }).then((s) => s.examine()))
     .filter((s) => s.complete)
     .map((s) => s.series);
 
@@ -59,7 +59,9 @@ it('crlam_self_interval 1 takes series while the job runs; crlam_self_keep 2 lea
   const ended = await job.done;
   expect(ended.code, job.out).toBe(0);
   expect(job.out.match(/hold OK/g)?.length, job.out).toBe(2);
-  const taken = [...job.out.matchAll(/mpirun: checkpoint series (\d+) \(/g)].map((m) => Number(m[1]));
+  const taken = [...job.out.matchAll(/mpirun: checkpoint series (\d+) \(/g)].map((m) =>
+    Number(m[1]),
+  );
   const newest = Math.max(...taken);
   expect(taken).toEqual(Array.from({ length: newest }, (_, i) => i + 1));
   expect((await completeSeries(jobDir(root))).sort((a, b) => a - b)).toEqual([newest - 1, newest]);

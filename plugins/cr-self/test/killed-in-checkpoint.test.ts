@@ -63,9 +63,7 @@ it('a rank killed during series 2: the job ends saying so, lamrestart skips seri
   const dir = jobDir(ck.root);
   const restarted = await lamrestart(dir);
   const text = restarted.stdout + restarted.stderr;
-  expect(text).toMatch(
-    /lamrestart: skipping series 2: .*(manifest|MANIFEST)/,
-  );
+  expect(text).toMatch(/lamrestart: skipping series 2: .*(manifest|MANIFEST)/);
   expect(text).toMatch(/from series 1 of/);
   expect(restarted.code, text).toBe(0);
   expect(text.match(/two-checkpoints OK \(restarted from series 1\)/g)?.length, text).toBe(2);

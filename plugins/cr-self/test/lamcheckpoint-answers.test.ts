@@ -30,7 +30,17 @@ function holdJob(ssi: string[], mode?: string): { go: string; root: string } {
   cleanup = ck.cleanup;
   const go = join(ck.root, 'go');
   const root = join(ck.root, 'ckpt');
-  job = startJob(['-np', '2', ...ssi, '--ssi', 'crlam_self_dir', root, HOLD, go, ...(mode ? [mode] : [])]);
+  job = startJob([
+    '-np',
+    '2',
+    ...ssi,
+    '--ssi',
+    'crlam_self_dir',
+    root,
+    HOLD,
+    go,
+    ...(mode ? [mode] : []),
+  ]);
   return { go, root };
 }
 
@@ -60,7 +70,9 @@ describe('lamcheckpoint gives a clear answer and leaves the job intact', () => {
     await job!.lines(/ready/, 2, 'both ranks ready');
     const r = await lamcheckpoint(job!.pid);
     expect(r.stderr).toMatch(
-      new RegExp(`no mpirun with pid/job ${job!.pid} accepts checkpoint requests here \\(was it started with --ssi cr <module>\\?\\)`),
+      new RegExp(
+        `no mpirun with pid/job ${job!.pid} accepts checkpoint requests here \\(was it started with --ssi cr <module>\\?\\)`,
+      ),
     );
     expect(r.code).toBe(1);
     await letGoAndEnd(go);

@@ -1,4 +1,4 @@
-import type { ModuleRecord, ParamLookup, SsiContext } from '@ssi/core';
+import type { FrameworkType, ModuleRecord, ParamLookup, SsiContext } from '@ssi/core';
 import {
   closeModule,
   createVerboseStream,
@@ -47,7 +47,7 @@ export async function collectParams(
   if (module === 'all') {
     if (type === 'all') out.push(ssiParams(ctx), layerParams(ctx, 'lam'), layerParams(ctx, 'mpi'));
     for (const t of type === 'all' ? Object.keys(FRAMEWORKS) : [type]) {
-      out.push(frameworkParams(ctx, t));
+      out.push(frameworkParams(ctx, t, type !== 'all'));
     }
   }
   for (const record of records) out.push(await moduleParams(ctx, record));
@@ -88,17 +88,24 @@ function registerFrameworkBases(ctx: SsiContext): void {
 
 /**
  * A framework's own parameters: every `<type>_*` name that belongs to none of its modules
- * (`rpi_verbose`, `boot_base_timeout`, `coll_crossover`, ...).
+ * (`rpi_verbose`, `boot_base_timeout`, `coll_crossover`, ...). The two cr halves share their
+ * selector's base parameters (`cr_base_*`): shown with each half asked for by name, and once
+ * (with the first half) in a listing of everything.
  */
-function frameworkParams(ctx: SsiContext, type: string): ModuleParams {
+function frameworkParams(ctx: SsiContext, type: string, byName: boolean): ModuleParams {
   registerFrameworkBases(ctx);
   registerVerboseParams(ctx.params, type);
   const modulePrefixes = ctx.discovery.modules
     .filter((r) => r.type === type)
     .map((r) => `${type}_${r.name}_`);
+  const selector = FRAMEWORKS[type as FrameworkType].selector;
+  const first = Object.keys(FRAMEWORKS).find(
+    (t) => FRAMEWORKS[t as FrameworkType].selector === selector,
+  );
+  const shared = selector !== type && (byName || first === type) ? `${selector}_base_` : null;
   const params = ctx.params
     .list()
-    .filter((p) => p.name.startsWith(`${type}_`))
+    .filter((p) => p.name.startsWith(`${type}_`) || (shared && p.name.startsWith(shared)))
     .filter((p) => !modulePrefixes.some((m) => p.name.startsWith(m)));
   return { type, module: 'base', params: params.map((p) => info(p, type, 'base')) };
 }

@@ -66,7 +66,10 @@ export class JobCheckpoints {
   private timer: NodeJS.Timeout | undefined;
   /** `mpi.cr.checkpoint()` is collective: calls made so far per rank, and the k-th call's outcome. */
   private readonly appCalls = new Map<number, number>();
-  private readonly appOutcomes = new Map<number, { outcome: Promise<CheckpointOutcome>; left: number }>();
+  private readonly appOutcomes = new Map<
+    number,
+    { outcome: Promise<CheckpointOutcome>; left: number }
+  >();
 
   constructor(
     private readonly control: HubControl,
