@@ -20,28 +20,32 @@ function computeJob(mode: 'safe' | 'never'): string {
   const ck = checkpointRoot();
   cleanup = ck.cleanup;
   const stop = join(ck.root, 'stop');
-  job = startJob([
-    '-np',
-    '2',
-    '--ssi',
-    'cr',
-    'self',
-    '--ssi',
-    'rpi',
-    'crtcp',
-    '--ssi',
-    'crlam_self_dir',
-    join(ck.root, 'ckpt'),
-    '--ssi',
-    'cr_base_prepare_timeout',
-    '300',
-    '--ssi',
-    'cr_base_prepare_attempts',
-    '2',
-    join(FIXTURES, 'compute.mjs'),
-    mode,
-    stop,
-  ]);
+  job = startJob(
+    [
+      '-np',
+      '2',
+      '--ssi',
+      'cr',
+      'self',
+      '--ssi',
+      'rpi',
+      'crtcp',
+      '--ssi',
+      'crlam_self_dir',
+      join(ck.root, 'ckpt'),
+      '--ssi',
+      'cr_base_prepare_timeout',
+      '300',
+      '--ssi',
+      'cr_base_prepare_attempts',
+      '2',
+      join(FIXTURES, 'compute.mjs'),
+      mode,
+      stop,
+    ],
+    process.env,
+    45_000, // a rank left behind the closed gate fails here, not at the test's timeout
+  );
   return stop;
 }
 
