@@ -273,7 +273,7 @@ export class Mpi implements CommHost {
       cr?.choice.name ?? '',
       restored ? readerOf(restored.sections) : null,
       restored?.series ?? 0,
-      (call) => runtime.control.ask<CheckpointOutcome>(CrMessage.REQUEST, { call }, 24 * 3600_000),
+      () => runtime.control.ask<CheckpointOutcome>(CrMessage.REQUEST, {}, 24 * 3600_000),
       ctx.params.get<number>('crmpi_base_safepoint_ms'),
     );
     if (cr) {

@@ -51,8 +51,12 @@ export class RunningJob {
   }
 }
 
-export function startJob(args: string[], env: NodeJS.ProcessEnv = process.env): RunningJob {
-  return new RunningJob(startCli('mpirun', args, env), `mpirun ${args.join(' ')}`);
+export function startJob(
+  args: string[],
+  env: NodeJS.ProcessEnv = process.env,
+  timeoutMs = 120_000,
+): RunningJob {
+  return new RunningJob(startCli('mpirun', args, env), `mpirun ${args.join(' ')}`, timeoutMs);
 }
 
 export function lamcheckpoint(target: number | string): Promise<Ran> {

@@ -115,9 +115,13 @@ export class CrtcpRpi implements RpiActions, CrtcpState {
     this.host.verbose(1, describeDrain(report));
   }
 
-  /** The job goes on: what was held is written, in order. */
+  /**
+   * The job goes on: what was held is written, in order. Also straight after `interrupt`, when
+   * the checkpoint is called off before the drain (a rank could not be interrupted: the cr base
+   * retreats and tries again later).
+   */
   async continue(): Promise<void> {
-    this.expect('drained', 'continue', 'checkpoint');
+    if (this.phase !== 'interrupted') this.expect('drained', 'continue', 'checkpoint');
     this.tcp.releaseWrites();
     this.phase = 'running';
   }

@@ -58,6 +58,7 @@ export async function main(argv: string[]): Promise<number> {
         verbose,
         say,
         control: cr ? (control, job) => cr.attach(control, job.size) : undefined,
+        onEnding: cr ? (why) => cr.ending(why) : undefined,
       });
     } finally {
       await cr?.close(`it exited with status ${code}`);

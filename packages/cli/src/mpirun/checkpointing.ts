@@ -16,6 +16,8 @@ export interface JobCheckpointing {
   module: string;
   /** Hooks the job's control channel (synchronously: before any rank can speak). */
   attach(control: HubControl, size: number): void;
+  /** The job is being ended (a rank died): a checkpoint in progress is given up, saying why. */
+  ending(why: string): void;
   /** The job is over: whatever waits is answered, the listener closes. */
   close(why: string): Promise<void>;
 }
@@ -73,8 +75,14 @@ export async function setUpCheckpointing(
         return null;
       });
     },
+    ending(why) {
+      checkpoints?.jobEnded(why);
+    },
     async close(why) {
       checkpoints?.jobEnded(why);
+      // A checkpoint in progress answers its askers with its own outcome (the series it gave
+      // up and why) before the listener's generic "mpirun is ending".
+      await checkpoints?.settled();
       await (await server)?.close();
       await actions.finalize?.();
       await fw.close();

@@ -23,6 +23,8 @@ export interface JobOptions {
   jobId?: string;
   /** More environment for every rank (a restart's series directory). */
   rankEnv?: Record<string, string>;
+  /** The job is being ended for `why` (a rank died, a signal): told before the ranks are killed. */
+  onEnding?: (why: string) => void;
 }
 
 /** A job id unique on this machine: node, mpirun pid, random. */
@@ -84,6 +86,7 @@ export async function runJob(
       if (ending) return;
       ending = { code, why };
       if (why) opts.say(`mpirun: ${why}`);
+      if (why) opts.onEnding?.(why);
       void killAll(ranks).then(() => resolve(code));
     };
   });

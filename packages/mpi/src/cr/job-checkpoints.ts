@@ -65,8 +65,12 @@ export class JobCheckpoints {
   private saved: Collect<Saved> | null = null;
   private attempt = 0;
   private timer: NodeJS.Timeout | undefined;
-  /** The series of each collective `mpi.cr.checkpoint()` call, by call number. */
-  private readonly appCalls = new Map<number, Promise<CheckpointOutcome>>();
+  /** `mpi.cr.checkpoint()` is collective: calls made so far per rank, and the k-th call's outcome. */
+  private readonly appCalls = new Map<number, number>();
+  private readonly appOutcomes = new Map<
+    number,
+    { outcome: Promise<CheckpointOutcome>; left: number }
+  >();
 
   constructor(
     private readonly control: HubControl,
@@ -87,7 +91,7 @@ export class JobCheckpoints {
       if (attempt === this.attempt) this.prepared?.add(rank, refused);
     });
     control.on(CrMessage.SAVED, (rank, p) => this.saved?.add(rank, p as Saved));
-    control.on(CrMessage.REQUEST, (_rank, p) => this.appRequest((p as { call?: unknown })?.call));
+    control.on(CrMessage.REQUEST, (rank) => this.collectiveRequest(rank));
     if (crlam.interval > 0) {
       this.timer = setInterval(() => void this.periodic(), crlam.interval * 1000);
       this.timer.unref();
@@ -112,28 +116,34 @@ export class JobCheckpoints {
   }
 
   /**
-   * `mpi.cr.checkpoint()` is collective: the n-th call of every rank is one checkpoint, taken when
-   * the first rank asks; the others get its outcome (also when they ask after it ended).
+   * A rank's k-th `mpi.cr.checkpoint()`: the first rank to make its k-th call starts (or joins)
+   * a checkpoint; every rank's k-th call answers with that one outcome, however late it comes
+   * (a rank that calls after the series was taken is not the cause of a second one).
    */
-  private appRequest(call: unknown): Promise<CheckpointOutcome> {
-    if (!Number.isSafeInteger(call) || (call as number) < 1) {
-      return Promise.resolve({ ok: false, reason: `bad cr.request: call number ${String(call)}` });
+  private collectiveRequest(rank: number): Promise<CheckpointOutcome> {
+    const k = (this.appCalls.get(rank) ?? 0) + 1;
+    this.appCalls.set(rank, k);
+    let call = this.appOutcomes.get(k);
+    if (!call) {
+      call = { outcome: this.request(() => {}), left: this.size };
+      this.appOutcomes.set(k, call);
     }
-    let outcome = this.appCalls.get(call as number);
-    if (!outcome) {
-      outcome = this.request(() => {});
-      this.appCalls.set(call as number, outcome);
-    }
-    return outcome;
+    if (--call.left === 0) this.appOutcomes.delete(k);
+    return call.outcome;
   }
 
-  /** The job is over (or lost a rank): whatever waits is answered. */
+  /** The job is over (or lost a rank): whatever waits is answered. The first reason stays. */
   jobEnded(why: string): void {
-    this.ended = why;
+    this.ended ??= why;
     clearInterval(this.timer);
     for (const w of this.windowWaiters.splice(0)) w();
     this.prepared?.abort();
     this.saved?.abort();
+  }
+
+  /** Resolves once no checkpoint is in progress (after `jobEnded`, promptly). */
+  async settled(): Promise<void> {
+    await this.current?.catch(() => undefined);
   }
 
   private async periodic(): Promise<void> {

@@ -29,6 +29,7 @@ export class RankCheckpoints {
   /** The newest attempt mpirun withdrew (an interrupt still under way for it is undone). */
   private retreatedAttempt = 0;
   private finalizing = false;
+  private queue: Promise<void> = Promise.resolve();
   private readonly off: (() => void)[] = [];
 
   constructor(
@@ -50,10 +51,14 @@ export class RankCheckpoints {
   async start(): Promise<void> {
     const c = this.args.control;
     this.off.push(
-      c.on(CrMessage.PREPARE, (p) => this.onPrepare(p as Prepare)),
-      c.on(CrMessage.RETREAT, (p) => this.onRetreat((p as { attempt: number }).attempt)),
-      c.on(CrMessage.GO, (p) => this.onGo(p as Prepare)),
-      c.on(CrMessage.DONE, (p) => this.onDone(p as { series: number; committed: boolean })),
+      c.on(CrMessage.PREPARE, (p) => this.inOrder(() => this.onPrepare(p as Prepare))),
+      c.on(CrMessage.RETREAT, (p) =>
+        this.inOrder(() => this.onRetreat((p as { attempt: number }).attempt)),
+      ),
+      c.on(CrMessage.GO, (p) => this.inOrder(() => this.onGo(p as Prepare))),
+      c.on(CrMessage.DONE, (p) =>
+        this.inOrder(() => this.onDone(p as { series: number; committed: boolean })),
+      ),
     );
     const why = await this.whyNotCheckpointable();
     await c.send(CrMessage.READY, {
@@ -61,6 +66,19 @@ export class RankCheckpoints {
       checkpointable: why === null,
       reason: why ?? undefined,
     });
+  }
+
+  /**
+   * Runs the handling of one message from mpirun after the previous one has finished: the phases
+   * are asynchronous, and a rank that was busy receives a late PREPARE, its RETREAT and the next
+   * PREPARE together; interleaved, a retreat could run before the interrupt it undoes (leaving
+   * the gate closed) or an interrupt before the previous continue. Failures reach the control
+   * channel's report (and the next message is still handled).
+   */
+  private inOrder(step: () => Promise<void> | void): Promise<void> {
+    const run = this.queue.then(step);
+    this.queue = run.catch(() => undefined);
+    return run;
   }
 
   /** Finalize started: no checkpoint can be taken from now on. */
@@ -87,13 +105,15 @@ export class RankCheckpoints {
     return null;
   }
 
-  private onPrepare(p: Prepare): void {
+  private async onPrepare(p: Prepare): Promise<void> {
     if (this.finalizing) {
-      void this.reply(p.attempt, 'finalize has started on this rank');
+      await this.reply(p.attempt, 'finalize has started on this rank');
       return;
     }
+    if (!this.args.api.blocked) return this.interrupt(p);
+    // In a critical section: the request waits for the outermost unblock (or its retreat).
     this.state = 'WAITING';
-    this.args.api.whenUnblocked(() => void this.interrupt(p));
+    this.args.api.whenUnblocked(() => void this.inOrder(() => this.interrupt(p)));
   }
 
   private async interrupt(p: Prepare): Promise<void> {

@@ -60,7 +60,6 @@ export class CheckpointApi {
   private blocks = 0;
   private unblocked: (() => void) | null = null;
   private lastYield = performance.now();
-  private calls = 0;
 
   /** @internal */
   constructor(
@@ -70,8 +69,8 @@ export class CheckpointApi {
     readonly state: CheckpointReader | null,
     /** The series this process was restarted from (0 when not restarted). */
     readonly restartedFrom: number,
-    /** Asks mpirun for the checkpoint of this rank's `call`-th `checkpoint()`. */
-    private readonly ask: (call: number) => Promise<CheckpointOutcome>,
+    /** Asks mpirun for a checkpoint (mpirun counts each rank's calls: the k-th ones are one). */
+    private readonly ask: () => Promise<CheckpointOutcome>,
     /** How long a computing rank may go without yielding in `safePoint` (ms). */
     private readonly safePointMs: number,
   ) {}
@@ -97,9 +96,10 @@ export class CheckpointApi {
   }
 
   /**
-   * A checkpoint of the whole job, asked for by the program (collective: every rank's n-th call is
-   * the same checkpoint, taken when the first rank asks); resolves once the series is complete,
-   * or with the reason it was refused.
+   * Asks for a checkpoint of the whole job; resolves once the series is complete (or refused).
+   * Collective: every rank calls it, and every rank's k-th call resolves with the same series (the
+   * first k-th call starts it, so a rank that calls later may be saved before its call: set what
+   * the checkpoint must hold before calling).
    */
   checkpoint(): Promise<CheckpointOutcome> {
     if (!this.enabled) {
@@ -108,7 +108,7 @@ export class CheckpointApi {
         reason: 'no cr module is selected: run with --ssi cr self to make the job checkpointable',
       });
     }
-    return this.ask(++this.calls);
+    return this.ask();
   }
 
   /** Starts a critical section (nestable): a checkpoint that has not reached this rank waits. */
