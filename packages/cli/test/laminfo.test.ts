@@ -171,7 +171,7 @@ describe('laminfo', () => {
     ],
     [
       ['--param', 'rpi', 'nosuch'],
-      'laminfo: no rpi module named "nosuch" is installed; installed: rpi/future, rpi/picky, rpi/tcp',
+      'laminfo: no rpi module named "nosuch" is installed; installed: rpi/crtcp, rpi/future, rpi/picky, rpi/sm, rpi/tcp',
     ],
     [
       ['--param', 'rpi'],
