@@ -65,7 +65,7 @@ export const params = {
   gather: {
     type: 'boolean',
     default: true,
-    help: 'Write a non-contiguous send (a derived datatype) straight from the ranges of the user\'s buffer, gathered by one writev, instead of a packed copy; 0: the MPI layer packs every such send',
+    help: "Write a non-contiguous send (a derived datatype) straight from the ranges of the user's buffer, gathered by one writev, instead of a packed copy; 0: the MPI layer packs every such send",
   },
   gather_min: {
     type: 'int',
@@ -74,7 +74,7 @@ export const params = {
   },
   gather_range: {
     type: 'int',
-    default: 2048,
+    default: 65536,
     help: 'Non-contiguous sends whose ranges are shorter than this many bytes on average are packed, not gathered (a write per range costs more than copying short ones)',
   },
 } satisfies Record<string, ParamSpec>;

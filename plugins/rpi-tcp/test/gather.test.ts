@@ -31,8 +31,14 @@ function gathered(output: string): Record<string, [number, number]> {
 
 describe('tcp rpi: non-contiguous sends gathered from the user buffer', () => {
   it.each([
+    // the defaults gather only ranges of 64 KiB and more: none of these
+    ['defaults', {}, [0, 0]],
     // A, D twice, E: 4 sends of 64 ranges; B (32 KiB) and C (8-byte ranges) are packed
-    ['defaults', {}, [4, 4 * 64]],
+    [
+      'thresholds 64 KiB / 2 KiB',
+      { rpi_tcp_gather_min: 65536, rpi_tcp_gather_range: 2048 },
+      [4, 4 * 64],
+    ],
     // everything over rpi_tcp_copy_limit: B's 8 ranges and C's 65536 too
     [
       'thresholds at their minimum',
