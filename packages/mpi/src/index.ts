@@ -268,6 +268,7 @@ export type { ReqStateValue, ReqTypeValue } from './rpi/request';
 export { ReqFlag, ReqMark, ReqState, ReqType, RpiRequest } from './rpi/request';
 export type {
   RpiActions,
+  RpiGather,
   RpiHost,
   RpiLimits,
   RpiModule,

@@ -76,8 +76,18 @@ export interface ConnectionOwner {
  */
 interface HeldWrite {
   head: Buffer;
-  payload: Uint8Array | null;
+  payload: Payload | null;
   req: RpiRequest | null;
+}
+
+/** A tracked payload: one buffer, or ranges of the user's buffer written as one (a gather send). */
+export type Payload = Uint8Array | readonly Uint8Array[];
+
+function payloadBytes(p: Payload): number {
+  if (!Array.isArray(p)) return (p as Uint8Array).byteLength;
+  let n = 0;
+  for (const r of p as readonly Uint8Array[]) n += r.byteLength;
+  return n;
 }
 
 /**
@@ -525,7 +535,7 @@ export class Connection {
 
   private keepBack(w: HeldWrite): void {
     this.heldWrites!.push(w);
-    this.heldBytes += w.head.byteLength + (w.payload === null ? 0 : w.payload.byteLength);
+    this.heldBytes += w.head.byteLength + (w.payload === null ? 0 : payloadBytes(w.payload));
   }
 
   /** Writes what was held, in order, and stops holding. */
@@ -541,10 +551,10 @@ export class Connection {
         socket.write(head);
         continue;
       }
-      this.bytesOut += head.byteLength + payload.byteLength;
+      this.bytesOut += head.byteLength + payloadBytes(payload);
       socket.cork();
       socket.write(head);
-      socket.write(payload, this.onFlushed);
+      this.writePayload(payload);
       socket.uncork();
       const flushed = socket.writableLength === 0;
       this.fqReq.push(flushed ? null : req);
@@ -607,9 +617,9 @@ export class Connection {
   }
 
   /**
-   * Writes an envelope followed by `payload` without copying it (one writev). `req` is told when
-   * the payload has reached the kernel (`sendFlushed`), at once if the write completed
-   * synchronously. Returns whether it did.
+   * Writes an envelope followed by `payload` without copying it (one writev; a list of ranges is
+   * gathered by the same writev). `req` is told when the payload has reached the kernel
+   * (`sendFlushed`), at once if the write completed synchronously. Returns whether it did.
    */
   writeTracked(
     req: RpiRequest,
@@ -621,7 +631,7 @@ export class Connection {
     seq: number,
     sid: number,
     rid: number,
-    payload: Uint8Array,
+    payload: Payload,
   ): boolean {
     if (this.heldWrites !== null) {
       const head = Buffer.allocUnsafe(ENVELOPE_BYTES);
@@ -637,10 +647,10 @@ export class Connection {
     const out = this.outbox;
     writeEnvelope(out, start, length, tag, flags, rank, cid, seq, sid, rid);
     const socket = this.socket;
-    this.bytesOut += ENVELOPE_BYTES + payload.byteLength;
+    this.bytesOut += ENVELOPE_BYTES + length;
     socket.cork();
     socket.write(out.subarray(start, start + ENVELOPE_BYTES));
-    socket.write(payload, this.onFlushed);
+    this.writePayload(payload);
     socket.uncork();
     if (socket.writableLength === 0) {
       this.outPos = 0;
@@ -654,6 +664,19 @@ export class Connection {
     this.fqId.push(req.id);
     this.fqSeq.push(req.seq);
     return false;
+  }
+
+  /** Queues a payload on the corked socket; `onFlushed` runs once its last byte is written. */
+  private writePayload(payload: Payload): void {
+    const socket = this.socket;
+    if (!Array.isArray(payload)) {
+      socket.write(payload as Uint8Array, this.onFlushed);
+      return;
+    }
+    const ranges = payload as readonly Uint8Array[];
+    const last = ranges.length - 1;
+    for (let i = 0; i < last; i++) socket.write(ranges[i]!);
+    socket.write(ranges[last]!, this.onFlushed);
   }
 
   private readonly onFlushed = (err?: Error | null): void => {

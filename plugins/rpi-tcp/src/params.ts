@@ -62,4 +62,19 @@ export const params = {
     default: false,
     help: 'Connect to a peer on the first message to it (addresses are exchanged at MPI.init); 0 (the default until start-up is measured, issue 21): connect every pair during MPI.init (the full mesh)',
   },
+  gather: {
+    type: 'boolean',
+    default: true,
+    help: "Write a non-contiguous send (a derived datatype) straight from the ranges of the user's buffer, gathered by one writev, instead of a packed copy; 0: the MPI layer packs every such send",
+  },
+  gather_min: {
+    type: 'int',
+    default: 65536,
+    help: 'Non-contiguous sends shorter than this many bytes are packed, not gathered (never fewer than rpi_tcp_copy_limit + 1: those are copied next to their envelope anyway)',
+  },
+  gather_range: {
+    type: 'int',
+    default: 65536,
+    help: 'Non-contiguous sends whose ranges are shorter than this many bytes on average are packed, not gathered (a write per range costs more than copying short ones)',
+  },
 } satisfies Record<string, ParamSpec>;

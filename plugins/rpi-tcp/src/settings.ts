@@ -17,9 +17,10 @@ export async function tcpSettings(registry: ParamRegistry): Promise<TcpSettings>
   const short = Math.max(0, Number(p('short')));
   const sndbuf = bufferSize('rpi_tcp_sndbuf', p('sndbuf'));
   const rcvbuf = bufferSize('rpi_tcp_rcvbuf', p('rcvbuf'));
+  const copyLimit = Math.min(short, Math.max(0, Number(p('copy_limit'))));
   return {
     short,
-    copyLimit: Math.min(short, Math.max(0, Number(p('copy_limit')))),
+    copyLimit,
     readBuffer: Math.max(4096, Number(p('read_buffer'))),
     smallRead: 4096,
     directMin: Math.max(1, Number(p('direct_min'))),
@@ -30,5 +31,12 @@ export async function tcpSettings(registry: ParamRegistry): Promise<TcpSettings>
     address: String(p('address')),
     connectTimeout: Math.max(1, Number(p('connect_timeout'))),
     lazy: Boolean(p('lazy')),
+    // Payloads up to the copy limit go next to their envelope in one copied write: never gathered.
+    gather: p('gather')
+      ? {
+          minBytes: Math.max(copyLimit + 1, Number(p('gather_min'))),
+          minSegmentBytes: Math.max(1, Number(p('gather_range'))),
+        }
+      : null,
   };
 }

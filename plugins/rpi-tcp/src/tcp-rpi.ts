@@ -1,5 +1,5 @@
 import net from 'node:net';
-import type { Proc, RpiHost, RpiRequest, WireEnvelope } from '@ssi/mpi';
+import type { Proc, RpiGather, RpiHost, RpiRequest, WireEnvelope } from '@ssi/mpi';
 import {
   allocMessage,
   deliverBytes,
@@ -14,7 +14,7 @@ import {
   UnexpectedMessage,
   withDeadline,
 } from '@ssi/mpi';
-import type { ConnectionOwner, ReadStats } from './connection';
+import type { ConnectionOwner, Payload, ReadStats } from './connection';
 import { Connection } from './connection';
 import type { Hello } from './handshake';
 import { LazyLinks, type PeerAddress } from './lazy-links';
@@ -45,6 +45,8 @@ export interface TcpSettings {
   connectTimeout: number;
   /** Connect to a peer on the first send to it (true), or to every peer in addprocs. */
   lazy: boolean;
+  /** Non-contiguous sends written from their ranges (`RpiActions.gather`); null: packed. */
+  gather: RpiGather | null;
 }
 
 /** Bits of `req.rpi` for sends that wait for the network or the receiver. */
@@ -74,6 +76,11 @@ export class TcpRpi implements TcpTransport, ConnectionOwner {
   private creditedSends = 0;
   private crossedSends = 0;
   private askedSends = 0;
+  /** Sends written from ranges of the user's buffer (gather), and those ranges. */
+  private gatheredSends = 0;
+  private gatheredRanges = 0;
+  /** `RpiActions.gather`: set unless `rpi_tcp_gather` is 0. */
+  readonly gather?: RpiGather;
 
   private readonly conns = new Map<Proc, Connection>();
   /** Sends waiting for a clear-to-send, a synchronous acknowledgement or a flush, by id. */
@@ -104,6 +111,7 @@ export class TcpRpi implements TcpTransport, ConnectionOwner {
     this.staging = Buffer.allocUnsafeSlow(Math.max(settings.readBuffer, 4096));
     this.stagingSmall = this.staging.subarray(0, Math.min(settings.smallRead, this.staging.length));
     this.directMin = settings.directMin;
+    if (settings.gather !== null) this.gather = settings.gather;
   }
 
   // ---- set-up (addprocs, C.2.5) --------------------------------------------------------------
@@ -369,8 +377,7 @@ export class TcpRpi implements TcpTransport, ConnectionOwner {
       this.host.complete(req);
       return;
     }
-    const buf = req.buf!;
-    const len = buf.byteLength;
+    const len = sendLength(req);
     if (len > 0xffffffff) {
       req.error = new MpiError(ErrorClass.ERR_COUNT, `message of ${len} bytes exceeds 4 GiB`);
       this.host.complete(req);
@@ -408,8 +415,8 @@ export class TcpRpi implements TcpTransport, ConnectionOwner {
     }
     conn.credits.noteSent();
     const flags = EnvFlag.SHORT | (sync ? EnvFlag.SSEND : 0) | kindBits;
-    if (len <= this.settings.copyLimit) {
-      conn.writeSmall(len, req.tag, flags, req.myRank, req.cid, req.seq, req.id, 0, buf);
+    if (len <= this.settings.copyLimit && req.gather === null) {
+      conn.writeSmall(len, req.tag, flags, req.myRank, req.cid, req.seq, req.id, 0, req.buf);
       if (!sync) {
         this.host.complete(req);
         return;
@@ -424,12 +431,13 @@ export class TcpRpi implements TcpTransport, ConnectionOwner {
 
   /** An eager message whose payload goes out without a copy; done once flushed (and acknowledged). */
   private sendEagerTracked(conn: Connection, req: RpiRequest, flags: number, credit: number): void {
-    const buf = req.buf!;
+    const payload = this.payloadOf(req);
     req.rpi = flags & EnvFlag.SSEND ? S_NEED_ACK : 0;
     req.state = ReqState.ACTIVE;
     this.sends.set(req.id, req);
     const { tag, myRank, cid, seq, id } = req;
-    if (conn.writeTracked(req, buf.byteLength, tag, flags, myRank, cid, seq, id, credit, buf)) {
+    const len = sendLength(req);
+    if (conn.writeTracked(req, len, tag, flags, myRank, cid, seq, id, credit, payload)) {
       this.sendFlushed(req);
     }
   }
@@ -671,12 +679,22 @@ export class TcpRpi implements TcpTransport, ConnectionOwner {
   /** Writes a rendezvous body straight from the user's buffer. */
   private sendBody(conn: Connection, req: RpiRequest, rid: number): void {
     req.state = ReqState.ACTIVE;
-    const buf = req.buf!;
+    const payload = this.payloadOf(req);
     const flags = EnvFlag.SECOND | (req.kind << KIND_SHIFT);
     const { tag, myRank, cid, seq, id } = req;
-    if (conn.writeTracked(req, buf.byteLength, tag, flags, myRank, cid, seq, id, rid, buf)) {
+    const len = sendLength(req);
+    if (conn.writeTracked(req, len, tag, flags, myRank, cid, seq, id, rid, payload)) {
       this.sendFlushed(req);
     }
+  }
+
+  /** What a tracked write sends: the buffer, or the ranges of a gather send (counted). */
+  private payloadOf(req: RpiRequest): Payload {
+    const ranges = req.gather;
+    if (ranges === null) return req.buf!;
+    this.gatheredSends++;
+    this.gatheredRanges += ranges.length;
+    return ranges;
   }
 
   bodyDone(_conn: Connection, req: RpiRequest): void {
@@ -704,7 +722,7 @@ export class TcpRpi implements TcpTransport, ConnectionOwner {
     const bits = req.rpi as number;
     const waitingReceiver =
       this.sends.get(req.id) === req &&
-      ((req.state === ReqState.START && req.buf!.byteLength > this.settings.short) ||
+      ((req.state === ReqState.START && sendLength(req) > this.settings.short) ||
         (bits & S_NEED_ACK && !(bits & S_ACKED)));
     if (!waitingReceiver || bits & S_CANCELING) return;
     req.rpi = bits | S_CANCELING;
@@ -751,8 +769,8 @@ export class TcpRpi implements TcpTransport, ConnectionOwner {
   }
 
   fastsend(req: RpiRequest): boolean {
-    const buf = req.buf!;
-    if (buf.byteLength > this.settings.copyLimit) return false;
+    const buf = req.buf;
+    if (buf === null || buf.byteLength > this.settings.copyLimit) return false; // or gathered
     const conn = this.conns.get(req.proc!);
     if (conn === undefined || req.proc!.mode & ProcMode.DEAD) return false;
     conn.credits.noteSent();
@@ -935,9 +953,14 @@ export class TcpRpi implements TcpTransport, ConnectionOwner {
       `tcp: rank ${this.myRank} body bytes read directly ${s.direct}, copied into posted receives ` +
         `${s.copiedPosted}, into unexpected messages ${s.copiedUnexpected}; long messages sent on a ` +
         `credit ${this.creditedSends}, on a crossing credit ${this.crossedSends}, after a clear to send ` +
-        `${this.askedSends}`,
+        `${this.askedSends}; sends gathered ${this.gatheredSends} from ${this.gatheredRanges} ranges`,
     );
     await Promise.all([...this.conns.values()].map((c) => c.close()));
     this.conns.clear();
   }
+}
+
+/** Bytes of a send: its buffer's, or the total of its gather ranges (`req.buf` is null then). */
+function sendLength(req: RpiRequest): number {
+  return req.gather === null ? req.buf!.byteLength : req.gatherLength;
 }

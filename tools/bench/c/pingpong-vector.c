@@ -1,8 +1,9 @@
 /*
  * The `Open MPI vector` column of `ssi-bench pingpong-vector`: the same column ping-pong as
- * programs/pingpong-vector-mpi.mjs (mode vector) with MPI_Type_vector(n, 1, stride, MPI_DOUBLE).
+ * programs/pingpong-vector-mpi.mjs (mode vector) with MPI_Type_vector(n / block, block, stride,
+ * MPI_DOUBLE).
  *
- *   pingpong-vector <reps> <stride> <n>:<iters>...
+ *   pingpong-vector <reps> <stride> <block> <n>:<iters>...
  *
  * Rank 0 prints PINGPONG {"size":bytes,"iters":I,"oneWayNs":[...]} per n, after a warm-up pass of
  * a quarter of the iterations; before the first size, 4000 round trips of 8 doubles.
@@ -20,11 +21,11 @@ static double now_ns(void) {
 
 static int rank;
 static double *M, *R;
-static int stride;
+static int stride, block;
 
 static double rounds(int n, int count) {
   MPI_Datatype col;
-  MPI_Type_vector(n, 1, stride, MPI_DOUBLE, &col);
+  MPI_Type_vector(n / block, block, stride, MPI_DOUBLE, &col);
   MPI_Type_commit(&col);
   int peer = 1 - rank;
   double t0 = now_ns();
@@ -39,7 +40,8 @@ static double rounds(int n, int count) {
   }
   double ns = (now_ns() - t0) / count / 2;
   MPI_Type_free(&col);
-  if (rank == 0 && (R[0] != M[0] || R[(long)(n - 1) * stride] != M[(long)(n - 1) * stride])) {
+  long last = (long)(n / block - 1) * stride + block - 1;
+  if (rank == 0 && (R[0] != M[0] || R[last] != M[last])) {
     fprintf(stderr, "pingpong-vector: n %d: the echo does not match\n", n);
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
@@ -51,22 +53,25 @@ int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size_world);
-  if (size_world != 2 || argc < 4) {
-    if (rank == 0) fprintf(stderr, "usage: pingpong-vector <reps> <stride> <n>:<iters>... on 2 ranks\n");
+  if (size_world != 2 || argc < 5) {
+    if (rank == 0) fprintf(stderr, "usage: pingpong-vector <reps> <stride> <block> <n>:<iters>... on 2 ranks\n");
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   int reps = atoi(argv[1]);
   stride = atoi(argv[2]);
-  long maxN = 8;
-  for (int a = 3; a < argc; a++) {
+  block = atoi(argv[3]);
+  if (block < 1 || block > stride) MPI_Abort(MPI_COMM_WORLD, 2);
+  long maxN = 8 * block;
+  for (int a = 4; a < argc; a++) {
     long n = atol(argv[a]);
     if (n > maxN) maxN = n;
   }
-  M = malloc(sizeof(double) * maxN * stride);
-  R = calloc(maxN * stride, sizeof(double));
-  for (long i = 0; i < maxN * stride; i++) M[i] = i + 0.5;
-  rounds(8, 4000);
-  for (int a = 3; a < argc; a++) {
+  long words = (maxN / block + 1) * stride; /* rows of the largest n, each of stride doubles */
+  M = malloc(sizeof(double) * words);
+  R = calloc(words, sizeof(double));
+  for (long i = 0; i < words; i++) M[i] = i + 0.5;
+  rounds(8 * block, 4000);
+  for (int a = 4; a < argc; a++) {
     int n, iters;
     if (sscanf(argv[a], "%d:%d", &n, &iters) != 2) MPI_Abort(MPI_COMM_WORLD, 2);
     if (rank == 0) printf("PINGPONG {\"size\":%ld,\"iters\":%d,\"oneWayNs\":[", (long)n * 8, iters);

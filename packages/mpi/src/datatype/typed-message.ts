@@ -2,7 +2,9 @@ import type { BufferLike } from '../data';
 import { bytesOf, DataKind, kindName } from '../data';
 import { ErrorClass, MpiError } from '../errors';
 import type { RpiRequest } from '../rpi/request';
+import type { RpiGather } from '../rpi/types';
 import { Datatype } from './datatype';
+import { gatherList } from './gather-list';
 import { checkSpan, isContiguousAtStart, packInto, unpackFrom } from './pack';
 import { returnScratch, takeScratch } from './scratch';
 
@@ -57,6 +59,21 @@ export function packMessage(
   const out = takeScratch(n);
   packInto(buf, type, count, out, 0);
   return { bytes: out, kind, staged: true };
+}
+
+/**
+ * A non-contiguous typed message as a list of ranges of its buffer, for an rpi that writes them
+ * itself (`offer`: its thresholds); null when the type is contiguous or packing is cheaper.
+ */
+export function gatherMessage(
+  m: TypedMessage,
+  call: string,
+  offer: RpiGather,
+): { list: Uint8Array[]; kind: number } | null {
+  const { buf, type, count } = partsOf(m, call);
+  if (isContiguousAtStart(type, count)) return null;
+  const list = gatherList(buf, type, count, offer);
+  return list === null ? null : { list, kind: type.messageKind };
 }
 
 /** Gives back the staging memory of a completed send of `packMessage`. */

@@ -4,6 +4,7 @@ import { PROC_NULL } from '../constants';
 import type { BufferLike } from '../data';
 import { bytesOf, DataKind, decodeValue, elementSize, encodeValue, kindOf } from '../data';
 import {
+  gatherMessage,
   isTypedMessage,
   packMessage,
   type RecvLayout,
@@ -17,7 +18,16 @@ import { ReqFlag, ReqMark, ReqState, ReqType } from '../rpi/request';
 import type { Status } from '../status';
 import { statusOf } from '../status';
 import type { SendMode } from './request-fill';
-import { fillRecv, fillSend, MODE_TYPE, procNullStatus } from './request-fill';
+import {
+  fillRecv,
+  fillSend,
+  gatherOffer,
+  MODE_TYPE,
+  procNullStatus,
+  useGather,
+} from './request-fill';
+
+const NO_BYTES = new Uint8Array(0);
 
 /**
  * The blocking point-to-point calls (`MPI_Send` and its modes, `MPI_Recv`, `MPI_Probe`) on
@@ -55,10 +65,18 @@ function sendNow(
   let bytes: Uint8Array;
   let kind: number;
   let packed: ReturnType<typeof packMessage> | null = null;
+  let gathered: ReturnType<typeof gatherMessage> = null;
   if (isTypedMessage(data)) {
     try {
-      packed = packMessage(data, mode);
-      ({ bytes, kind } = packed);
+      const offer = gatherOffer(comm, mode, dest);
+      gathered = offer === null ? null : gatherMessage(data, mode, offer);
+      if (gathered === null) {
+        packed = packMessage(data, mode);
+        ({ bytes, kind } = packed);
+      } else {
+        kind = gathered.kind;
+        bytes = NO_BYTES; // the rpi writes the ranges of `gathered.list`
+      }
     } catch (err) {
       return fail(comm, err, mode);
     }
@@ -85,6 +103,7 @@ function sendNow(
   const engine = comm.host.engine;
   const req = engine.acquire();
   fillSend(comm, req, MODE_TYPE[mode], bytes, kind, dest, tag);
+  if (gathered !== null) useGather(req, gathered.list);
   if (mode !== 'ssend' && engine.tryFastSend(req)) {
     engine.release(req);
     if (packed) releasePacked(packed);

@@ -4,6 +4,7 @@ import { ANY_SOURCE, ANY_TAG, PROC_NULL } from '../constants';
 import type { BufferLike } from '../data';
 import { bytesOf, DataKind, elementSize, encodeValue, kindOf } from '../data';
 import {
+  gatherMessage,
   isTypedMessage,
   packMessage,
   partsOf,
@@ -18,7 +19,16 @@ import { ReqMark, ReqType, RpiRequest } from '../rpi/request';
 import { Status } from '../status';
 import { launchBuffered } from './blocking';
 import type { SendMode } from './request-fill';
-import { fillRecv, fillSend, MODE_TYPE, procNullStatus } from './request-fill';
+import {
+  fillRecv,
+  fillSend,
+  gatherOffer,
+  MODE_TYPE,
+  procNullStatus,
+  useGather,
+} from './request-fill';
+
+const NO_BYTES = new Uint8Array(0);
 
 /**
  * Non-blocking and persistent point-to-point requests (`MPI_Isend` …, `MPI_Send_init` …):
@@ -52,11 +62,16 @@ export function makeSend(
   let rreq: RpiRequest | null = null;
   // The staging memory of the pass in flight (a derived type), given back at its completion.
   let packed: ReturnType<typeof packMessage> | null = null;
+  // A derived type the rpi writes from its ranges (the rpi's gather path): no staging copy.
+  let gathered: ReturnType<typeof gatherMessage> = null;
   const encode = (): Uint8Array => {
     // Objects and derived types are encoded at every start: a persistent request sends the
     // current contents.
     if (bytes !== null && buffer) return bytes;
     if (typed) {
+      const offer = gatherOffer(comm, mode, dest);
+      gathered = offer === null ? null : gatherMessage(data, call, offer);
+      if (gathered !== null) return NO_BYTES;
       packed = packMessage(data, call);
       bytes = packed.bytes;
     } else bytes = encodeValue(data).bytes;
@@ -95,9 +110,12 @@ export function makeSend(
         engine.build(rreq);
       } else {
         rreq.buf = payload;
+        rreq.gather = null;
+        rreq.gatherLength = 0;
         const proc = rreq.proc!;
         rreq.seq = proc.sendSeq = (proc.sendSeq + 1) >>> 0;
       }
+      if (gathered !== null) useGather(rreq, gathered.list);
       const r = rreq;
       if (!persistent) rreq = null;
       engine.start(r);

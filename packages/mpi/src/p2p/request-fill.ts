@@ -2,6 +2,7 @@ import type { Communicator } from '../comm';
 import { ANY_SOURCE, ANY_TAG, PROC_NULL } from '../constants';
 import type { ReqTypeValue, RpiRequest } from '../rpi/request';
 import { ReqMark, ReqType } from '../rpi/request';
+import type { RpiGather } from '../rpi/types';
 import { Status } from '../status';
 
 /** The four send modes of MPI-1 and the request type each becomes. */
@@ -28,6 +29,8 @@ export function fillSend(
   req.marks = ReqMark.SOURCE;
   req.flags = 0;
   req.buf = bytes;
+  req.gather = null;
+  req.gatherLength = 0;
   req.kind = kind;
   req.rank = dest;
   req.tag = tag;
@@ -35,6 +38,26 @@ export function fillSend(
   req.myRank = comm.rank;
   req.proc = proc;
   req.seq = proc.sendSeq = (proc.sendSeq + 1) >>> 0;
+}
+
+/**
+ * What the selected rpi offers for gathering a send of `mode` to `dest` (`RpiActions.gather`),
+ * or null: sends to self and buffered sends are copied by the MPI layer anyway.
+ */
+export function gatherOffer(comm: Communicator, mode: SendMode, dest: number): RpiGather | null {
+  if (mode === 'bsend') return null;
+  const engine = comm.host.engine;
+  const offer = engine.actions.gather;
+  return offer !== undefined && comm.remote[dest] !== engine.myProc ? offer : null;
+}
+
+/** Makes a filled send carry `list` (ranges of the user's buffer) instead of packed bytes. */
+export function useGather(req: RpiRequest, list: readonly Uint8Array[]): void {
+  let n = 0;
+  for (const r of list) n += r.byteLength;
+  req.buf = null;
+  req.gather = list;
+  req.gatherLength = n;
 }
 
 /** Fills a receive (or probe) of `comm` from `source` (or ANY_SOURCE). */
@@ -51,6 +74,8 @@ export function fillRecv(
   req.marks = ReqMark.DEST;
   req.flags = 0;
   req.buf = buf;
+  req.gather = null;
+  req.gatherLength = 0;
   req.kind = kind;
   req.rank = source;
   req.tag = tag;

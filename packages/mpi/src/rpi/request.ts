@@ -78,6 +78,13 @@ export class RpiRequest {
    * length (it may adopt a buffer it already holds, e.g. an unexpected message's).
    */
   buf: Uint8Array | null = null;
+  /**
+   * A send's bytes as ranges of the user's buffer, in wire order, with `buf` null: only for a
+   * module that declares `RpiActions.gather`, and only as its thresholds allow. `gatherLength`
+   * is their total. Null for every other request.
+   */
+  gather: readonly Uint8Array[] | null = null;
+  gatherLength = 0;
   /** `DataKind` of the bytes sent, or of the receive buffer (`OBJECT` when receiving without one). */
   kind: number = DataKind.OBJECT;
   /** Peer rank in the communicator: destination of a send, source of a receive (or ANY_SOURCE). */

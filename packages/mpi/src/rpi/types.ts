@@ -183,6 +183,22 @@ export interface RpiActions {
   restart?(): Promise<void>;
   /** The module must be polled with `advance` to make progress. */
   readonly polling?: boolean;
+  /**
+   * Optional: the module writes a send from a list of byte ranges itself (a gather write), so
+   * the MPI layer need not pack a non-contiguous send (a derived datatype) into a copy. When
+   * present, sends to other processes that meet the thresholds come with `req.gather` set and
+   * `req.buf` null; every other send comes packed as before. The bytes on the wire must be the
+   * same either way (the receiver cannot tell).
+   */
+  readonly gather?: RpiGather;
+}
+
+/** When a module wants a send as a list of byte ranges (`RpiActions.gather`) instead of packed. */
+export interface RpiGather {
+  /** Messages shorter than this many bytes come packed. */
+  readonly minBytes: number;
+  /** Messages whose ranges are shorter than this on average come packed (copying is cheaper). */
+  readonly minSegmentBytes: number;
 }
 
 /** An rpi module: the SSI meta data plus query and init (`lam_ssi_rpi_1_1_0_t`). */
