@@ -223,10 +223,12 @@ describe.skipIf(!avail.ok)('stop()', () => {
   it('kills every sshd of the testbed, sessions and what runs in them included, and removes the directory', async () => {
     const tb = await start({ hosts: 2 });
     const h = tb.hosts[0]!;
-    // A session that would outlive a listener killed alone.
+    // A session that would outlive a listener killed alone; its sleep is named uniquely (other
+    // runs on this machine may be sleeping 300 s too).
+    const nap = `sleep 300.${process.pid}${Date.now() % 1000}`;
     const session = spawn(
       tb.sshCommand[0]!,
-      [...tb.sshCommand.slice(1), h.address, 'echo up; exec sleep 300'],
+      [...tb.sshCommand.slice(1), h.address, `echo up; exec ${nap}`],
       {
         stdio: ['ignore', 'pipe', 'ignore'],
       },
@@ -242,11 +244,11 @@ describe.skipIf(!avail.ok)('stop()', () => {
       expect(processesMentioning(tb.dir).length).toBeGreaterThanOrEqual(2);
       await waitFor(
         'the remote sleep to be visible',
-        () => processesMentioning('sleep 300').length > 0,
+        () => processesMentioning(nap).length > 0,
       );
-      // The remote `sleep 300`, not our own ssh client (its command line says `sleep 300` too,
-      // and it exits only once it has seen the host go: it is awaited below).
-      const sleepers = processesMentioning('sleep 300')
+      // The remote sleep, not our own ssh client (its command line names the sleep too, and it
+      // exits only once it has seen the host go: it is awaited below).
+      const sleepers = processesMentioning(nap)
         .map((p) => p.pid)
         .filter((pid) => pid !== session.pid);
 
