@@ -1,0 +1,74 @@
+import { type JobResult, killAllJobs, launchJob } from '@ssi/mpi/testing';
+import { afterEach, describe, expect, it } from 'vitest';
+import { layout } from './helpers/layout';
+
+/**
+ * The test matrix of Ch. 6.4 with `--ssi coll smp`, in real processes: 1, 2^N and 2^N + X ranks
+ * on node layouts where smp serves COMM_WORLD (2+1, 2+2, 2+2+1, 4+1, 2+2+2, 3+3+2) and where it
+ * declines (all on one node, one per node), over tcp and over sm. The program
+ * (fixtures/smp-matrix.mjs) checks every result against independently computed values and runs
+ * the matrix again on one-node communicators (smp declines) and on a split by parity.
+ */
+afterEach(() => killAllJobs());
+
+const program = new URL('./fixtures/smp-matrix.mjs', import.meta.url).pathname;
+
+function explain(r: JobResult): string {
+  return `${r.failure ?? ''}\n--- output ---\n${r.output.slice(-4000)}`;
+}
+
+const run = (perNode: number[], rpi: string, mode: 'full' | 'quick', ssi = {}) => {
+  const l = layout(perNode);
+  return launchJob({
+    np: l.np,
+    rankEnv: l.rankEnv,
+    program,
+    args: [mode],
+    ssi: { rpi, coll: 'smp', coll_verbose: 20, ...ssi },
+    timeoutMs: 300_000,
+    label: `smp matrix on ${l.name} over ${rpi}`,
+  });
+};
+
+/** Which module each named communicator got, from coll_verbose (rank 0's lines). */
+function served(r: JobResult, name: string): string | undefined {
+  const escaped = name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const m = r.output.match(
+    new RegExp(`\\[0!?\\] .*?${escaped}: (?:coll module|selected coll module) (\\w+)`),
+  );
+  return m?.[1];
+}
+
+describe('smp serves communicators that span nodes with a shared node', () => {
+  it.each([
+    [[2, 1], 'tcp', 'full'],
+    [[2, 2], 'sm', 'full'],
+    [[2, 2, 1], 'tcp', 'full'],
+    [[4, 1], 'sm', 'full'],
+    [[2, 2, 2], 'sm', 'quick'],
+    [[3, 3, 2], 'tcp', 'quick'],
+    [[3, 3, 2], 'sm', 'quick'],
+  ] as const)('layout %j over %s (%s)', async (perNode, rpi, mode) => {
+    const r = await run([...perNode], rpi, mode);
+    expect(r.ok, explain(r)).toBe(true);
+    expect(r.output).toContain('smp matrix ok');
+    expect(served(r, 'COMM_WORLD'), 'smp serves the world').toBe('smp');
+    expect(r.output).toMatch(/COMM_WORLD: smp hierarchy: nodes/);
+    // one-node halves: smp declines, lam_basic (the last candidate) serves them
+    expect(served(r, 'node 0'), explain(r)).toBe('lam_basic');
+    expect(r.output).toMatch(/smp: all \d ranks are on one node/);
+  });
+});
+
+describe('smp declines where a hierarchy gains nothing; lam_basic serves', () => {
+  it.each([
+    [[1], 'all 1 ranks are on one node'],
+    [[4], 'all 4 ranks are on one node'],
+    [[1, 1, 1, 1], 'one rank per node (4 nodes)'],
+  ] as const)('layout %j', async (perNode, reason) => {
+    const r = await run([...perNode], 'tcp', 'quick');
+    expect(r.ok, explain(r)).toBe(true);
+    expect(served(r, 'COMM_WORLD')).toBe('lam_basic');
+    expect(r.output).toContain(`smp: ${reason}`);
+  });
+});
