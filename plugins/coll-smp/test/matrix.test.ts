@@ -1,4 +1,10 @@
-import { type JobResult, killAllJobs, launchJob } from '@ssi/mpi/testing';
+import {
+  COLLECTIVE_CASES,
+  collectivesProgram,
+  type JobResult,
+  killAllJobs,
+  launchJob,
+} from '@ssi/mpi/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { layout } from './helpers/layout';
 
@@ -46,7 +52,7 @@ describe('smp serves communicators that span nodes with a shared node', () => {
     [[2, 2, 1], 'tcp', 'full'],
     [[4, 1], 'sm', 'full'],
     [[2, 2, 2], 'sm', 'quick'],
-    [[3, 3, 2], 'tcp', 'quick'],
+    [[3, 3, 2], 'tcp', 'full'],
     [[3, 3, 2], 'sm', 'quick'],
   ] as const)('layout %j over %s (%s)', async (perNode, rpi, mode) => {
     const r = await run([...perNode], rpi, mode);
@@ -57,6 +63,7 @@ describe('smp serves communicators that span nodes with a shared node', () => {
     // one-node halves: smp declines, lam_basic (the last candidate) serves them
     expect(served(r, 'node 0'), explain(r)).toBe('lam_basic');
     expect(r.output).toMatch(/smp: all \d ranks are on one node/);
+    expect(served(r, 'interleaved'), 'smp serves the reordered world').toBe('smp');
   });
 });
 
@@ -70,5 +77,34 @@ describe('smp declines where a hierarchy gains nothing; lam_basic serves', () =>
     expect(r.ok, explain(r)).toBe(true);
     expect(served(r, 'COMM_WORLD')).toBe('lam_basic');
     expect(r.output).toContain(`smp: ${reason}`);
+  });
+});
+
+describe('the collectives suite of @ssi/mpi with smp (lam_basic fills in the rest)', () => {
+  it('every case on 2+2+1 over sm, then bad input (errors where the mistake is, nobody hangs)', async () => {
+    const l = layout([2, 2, 1]);
+    const cases = COLLECTIVE_CASES.filter((c) => c !== 'bad-input');
+    const common = {
+      np: l.np,
+      rankEnv: l.rankEnv,
+      program: collectivesProgram,
+      timeoutMs: 300_000,
+    };
+    const r = await launchJob({
+      ...common,
+      args: cases,
+      ssi: { rpi: 'sm', coll: 'smp', coll_verbose: 10 },
+      label: 'collectives suite with smp on 2+2+1',
+    });
+    expect(r.ok, explain(r)).toBe(true);
+    for (const c of cases) expect(r.output).toContain(`case ${c} ok`);
+    expect(served(r, 'COMM_WORLD')).toBe('smp');
+    const bad = await launchJob({
+      ...common,
+      args: ['bad-input'],
+      ssi: { rpi: 'tcp', coll: 'smp', coll_base_timeout: 3 },
+      label: 'bad input with smp on 2+2+1',
+    });
+    expect(bad.ok, explain(bad)).toBe(true);
   });
 });
