@@ -4,6 +4,7 @@ import {
   type CollRow,
   driverArgs,
   iterations,
+  nodeAddresses,
   ompiFlags,
   parseDriverLine,
   parseDriverOutput,
@@ -54,6 +55,20 @@ describe('coll benchmark: plan, driver output, tables', () => {
     expect(() => planColl(['--reps', '0'])).toThrow(/--reps/);
     expect(() => planColl(['--rep', '3'])).toThrow(/unknown option --rep/);
     expect(() => planColl(['8'])).toThrow(/unexpected argument "8"/);
+  });
+
+  it('--nodes: ranks of the ssi columns on loopback node addresses; reduce4m', () => {
+    expect(planColl([]).nodes).toBe(1);
+    expect(nodeAddresses(1)).toBeUndefined();
+    const p = planColl(['--nodes', '2', '--coll', 'smp,lam_basic', '--ops', 'reduce4m,bcast']);
+    expect(p.nodes).toBe(2);
+    expect(nodeAddresses(p.nodes)).toEqual(['127.0.0.2', '127.0.0.3']);
+    expect(p.ops.map((o) => [o.name, o.kind, o.bytes])).toEqual([
+      ['bcast', 'bcast', 4 * 1024 * 1024],
+      ['reduce4m', 'reduce', 4 * 1024 * 1024],
+    ]);
+    expect(() => planColl(['--nodes', '0'])).toThrow(/--nodes: a number of nodes from 1 to 200/);
+    expect(() => planColl(['--nodes', 'two'])).toThrow(/--nodes/);
   });
 
   it('iterations: the 2-process count scaled by 2/np (at least 4), --quick a tenth; warm-up', () => {
