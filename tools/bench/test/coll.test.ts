@@ -69,6 +69,16 @@ describe('coll benchmark: plan, driver output, tables', () => {
     ]);
     expect(() => planColl(['--nodes', '0'])).toThrow(/--nodes: a number of nodes from 1 to 200/);
     expect(() => planColl(['--nodes', 'two'])).toThrow(/--nodes/);
+    const line = {
+      op: 'reduce',
+      bytes: 4194304,
+      np: 4,
+      iters: 16,
+      maxNs: [2],
+      avgNs: [2],
+      minNs: [1],
+    };
+    expect(parseDriverLine(`COLL ${JSON.stringify(line)}`)).toEqual(line);
   });
 
   it('iterations: the 2-process count scaled by 2/np (at least 4), --quick a tenth; warm-up', () => {
@@ -118,7 +128,7 @@ describe('coll benchmark: plan, driver output, tables', () => {
     expect(parseDriverLine('[vm:123] WARNING: no openib device')).toBeUndefined();
     const bad = (o: Record<string, unknown>) => `COLL ${JSON.stringify({ ...s, ...o })}`;
     expect(() => parseDriverLine('COLL {"op":"barrier",')).toThrow(/malformed/);
-    expect(() => parseDriverLine(bad({ op: 'reduce' }))).toThrow(/malformed/);
+    expect(() => parseDriverLine(bad({ op: 'scan' }))).toThrow(/malformed/);
     expect(() => parseDriverLine(bad({ np: 0 }))).toThrow(/malformed/);
     expect(() => parseDriverLine(bad({ maxNs: [] }))).toThrow(/malformed/);
     expect(() => parseDriverLine(bad({ avgNs: [null] }))).toThrow(/malformed/);

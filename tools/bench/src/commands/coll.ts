@@ -329,7 +329,14 @@ export interface CollSample {
 
 const PREFIX = 'COLL ';
 const INFO_PREFIX = 'COLLINFO ';
-const KINDS: readonly string[] = ['barrier', 'bcast', 'allreduce', 'alltoall', 'allgather'];
+const KINDS: readonly string[] = [
+  'barrier',
+  'bcast',
+  'allreduce',
+  'reduce',
+  'alltoall',
+  'allgather',
+];
 
 /**
  * Parses one line a driver prints (`COLL {"op":...,"maxNs":[...],...}`); any other line (mpirun's
