@@ -2,6 +2,7 @@ import type { CollActions, NumericArray, ReduceOp } from '@ssi/mpi';
 import { IN_PLACE } from '@ssi/mpi';
 import { barrierHierarchical } from './barrier';
 import { bcastHierarchical } from './bcast';
+import { bcastPipelined } from './bcast-pipeline';
 import type { Hierarchy } from './hierarchy';
 import type { SmpSettings } from './params';
 import { allreduceHierarchical, reduceHierarchical } from './reduce';
@@ -31,7 +32,9 @@ export function actionsFor(h: Hierarchy, s: SmpSettings): CollActions {
     },
     async bcast(_comm, buf, root) {
       if (buf.byteLength < s.bcastMinBytes) await h.flat.bcast(buf, root);
-      else await bcastHierarchical(h, buf, root);
+      else if (s.bcastSegmentBytes > 0 && buf.byteLength > s.bcastSegmentBytes) {
+        await bcastPipelined(h, buf, root, s.bcastSegmentBytes);
+      } else await bcastHierarchical(h, buf, root);
     },
     async reduce(comm, send, recv, op, root) {
       const bytes = (send ?? recv)!.byteLength;

@@ -7,6 +7,8 @@ export interface SmpSettings {
   associative: boolean;
   /** bcast takes the hierarchical path from this buffer size on; below, lam_basic's. */
   bcastMinBytes: number;
+  /** bcast: segments of this many bytes, the levels overlapping (0: one piece). */
+  bcastSegmentBytes: number;
   /** reduce takes the hierarchical path from this operand size on. */
   reduceMinBytes: number;
   /** allreduce takes the hierarchical path from this operand size on. */
@@ -32,6 +34,11 @@ export const SMP_PARAMS = {
     help: 'reduce/allreduce: 1 lets smp reduce node by node (built-in and other commutative operators; the association differs from lam_basic, so floating-point sums may differ in the last bits), 0 leaves every reduction to lam_basic. Non-commutative operators always go to lam_basic',
   },
   bcast_min_bytes: minBytes('bcast'),
+  bcast_segment_bytes: {
+    type: 'int',
+    default: 0,
+    help: 'bcast: cut buffers into segments of this many bytes so that the leaders pass one segment between nodes while the previous one spreads on each node (0: no segments)',
+  },
   reduce_min_bytes: minBytes('reduce'),
   allreduce_min_bytes: minBytes('allreduce'),
 } as const;
@@ -59,6 +66,7 @@ export function readSmpSettings(params: ParamRegistry): SmpSettings {
   return {
     associative: associative === 1,
     bcastMinBytes: nonNegative(params, 'coll_smp_bcast_min_bytes'),
+    bcastSegmentBytes: nonNegative(params, 'coll_smp_bcast_segment_bytes'),
     reduceMinBytes: nonNegative(params, 'coll_smp_reduce_min_bytes'),
     allreduceMinBytes: nonNegative(params, 'coll_smp_allreduce_min_bytes'),
   };

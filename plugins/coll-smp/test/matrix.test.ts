@@ -67,6 +67,47 @@ describe('smp serves communicators that span nodes with a shared node', () => {
   });
 });
 
+describe('smp options', () => {
+  it('bcast in segments (levels overlapping) on 2+2+1 over sm and 3+3+2 over tcp', async () => {
+    for (const [perNode, rpi] of [
+      [[2, 2, 1], 'sm'],
+      [[3, 3, 2], 'tcp'],
+    ] as const) {
+      const r = await run([...perNode], rpi, 'full', { coll_smp_bcast_segment_bytes: 100_000 });
+      expect(r.ok, explain(r)).toBe(true);
+      expect(served(r, 'COMM_WORLD')).toBe('smp');
+    }
+  });
+
+  it('coll_smp_associative 0 and thresholds send the calls to lam_basic, still correct', async () => {
+    const r = await run([2, 2], 'tcp', 'quick', {
+      coll_smp_associative: 0,
+      coll_smp_bcast_min_bytes: 1 << 20,
+    });
+    expect(r.ok, explain(r)).toBe(true);
+  });
+
+  it("an error inside a level reaches the caller under the parent's handler, no abort", async () => {
+    const r = await launchJob({
+      ...(({ np, rankEnv }) => ({ np, rankEnv }))(layout([2, 2])),
+      program,
+      args: ['errors'],
+      ssi: { rpi: 'tcp', coll: 'smp', coll_base_timeout: 3 },
+      timeoutMs: 120_000,
+      label: 'smp errors on 2+2',
+    });
+    expect(r.ok, explain(r)).toBe(true);
+    expect(r.output.match(/errors ok at rank \d/g)).toHaveLength(4);
+    expect(r.output).toMatch(/errors ok at rank 2: ERR_TRUNCATE/);
+  });
+
+  it('a bad parameter value stops the job naming it', async () => {
+    const r = await run([2, 1], 'tcp', 'quick', { coll_smp_associative: 2 });
+    expect(r.ok).toBe(false);
+    expect(r.output).toContain('coll_smp_associative is 2; expected 0 or 1');
+  });
+});
+
 describe('smp declines where a hierarchy gains nothing; lam_basic serves', () => {
   it.each([
     [[1], 'all 1 ranks are on one node'],

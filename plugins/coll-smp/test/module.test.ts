@@ -80,6 +80,7 @@ describe('the smp module', () => {
     expect(readSmpSettings(ctx.params)).toEqual({
       associative: true,
       bcastMinBytes: 0,
+      bcastSegmentBytes: 0,
       reduceMinBytes: 0,
       allreduceMinBytes: 0,
     });
