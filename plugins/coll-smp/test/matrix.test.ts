@@ -111,6 +111,8 @@ describe('smp options', () => {
 describe('smp declines where a hierarchy gains nothing; lam_basic serves', () => {
   it.each([
     [[1], 'all 1 ranks are on one node'],
+    [[1, 1], 'one rank per node (2 nodes)'],
+    [[2], 'all 2 ranks are on one node'],
     [[4], 'all 4 ranks are on one node'],
     [[1, 1, 1, 1], 'one rank per node (4 nodes)'],
   ] as const)('layout %j', async (perNode, reason) => {
