@@ -29,9 +29,9 @@ static double now_ns(void) {
   return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
-enum op { OP_BARRIER, OP_BCAST, OP_ALLREDUCE, OP_ALLTOALL, OP_ALLGATHER };
-static const char *const OP_NAMES[] = {"barrier", "bcast", "allreduce", "alltoall", "allgather"};
-#define NUM_OPS 5
+enum op { OP_BARRIER, OP_BCAST, OP_ALLREDUCE, OP_ALLTOALL, OP_ALLGATHER, OP_REDUCE };
+static const char *const OP_NAMES[] = {"barrier", "bcast", "allreduce", "alltoall", "allgather", "reduce"};
+#define NUM_OPS 6
 
 static int rank, np;
 
@@ -91,11 +91,11 @@ int main(int argc, char **argv) {
     int op = -1;
     for (int k = 0; k < NUM_OPS; k++)
       if (strcmp(name, OP_NAMES[k]) == 0) op = k;
-    if (op < 0 || (op == OP_ALLREDUCE && bytes % 4 != 0)) {
+    if (op < 0 || ((op == OP_ALLREDUCE || op == OP_REDUCE) && bytes % 4 != 0)) {
       if (rank == 0) fprintf(stderr, "coll: bad point \"%s\"\n", argv[p + 2]);
       MPI_Abort(MPI_COMM_WORLD, 2);
     }
-    long n = op == OP_ALLREDUCE ? bytes / 4 : bytes; /* elements */
+    long n = op == OP_ALLREDUCE || op == OP_REDUCE ? bytes / 4 : bytes; /* elements */
     long total = op == OP_ALLTOALL || op == OP_ALLGATHER ? bytes * np : bytes;
     unsigned char *buf = NULL, *send = NULL, *into = NULL;
     float *fdata = NULL, *finto = NULL;
@@ -104,7 +104,7 @@ int main(int argc, char **argv) {
       memset(buf, 0, (size_t)total);
       if (rank == 0)
         for (long i = 0; i < total; i++) buf[i] = pattern(i);
-    } else if (op == OP_ALLREDUCE) {
+    } else if (op == OP_ALLREDUCE || op == OP_REDUCE) {
       fdata = malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
       finto = calloc((size_t)(n > 0 ? n : 1), sizeof(float));
       for (long i = 0; i < n; i++) fdata[i] = operand(rank, i);
@@ -122,7 +122,7 @@ int main(int argc, char **argv) {
       long it = r == 0 ? warmup : iters; /* r = 0: the warm-up pass */
       /* clear what the check reads */
       if (op == OP_BCAST && rank != 0 && n > 0) buf[0] = buf[n - 1] = 0;
-      if (op == OP_ALLREDUCE && n > 0) finto[0] = finto[n - 1] = 0;
+      if ((op == OP_ALLREDUCE || op == OP_REDUCE) && n > 0) finto[0] = finto[n - 1] = 0;
       if ((op == OP_ALLTOALL || op == OP_ALLGATHER) && bytes > 0)
         for (int k = 0; k < np; k++) into[(long)k * bytes] = into[(long)(k + 1) * bytes - 1] = 0;
       MPI_Barrier(MPI_COMM_WORLD);
@@ -133,6 +133,9 @@ int main(int argc, char **argv) {
           case OP_BCAST: MPI_Bcast(buf, (int)n, MPI_BYTE, 0, MPI_COMM_WORLD); break;
           case OP_ALLREDUCE:
             MPI_Allreduce(fdata, finto, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+            break;
+          case OP_REDUCE:
+            MPI_Reduce(fdata, finto, (int)n, MPI_FLOAT, MPI_SUM, 0, MPI_COMM_WORLD);
             break;
           case OP_ALLGATHER:
             MPI_Allgather(send, (int)bytes, MPI_BYTE, into, (int)bytes, MPI_BYTE, MPI_COMM_WORLD);
@@ -145,6 +148,9 @@ int main(int argc, char **argv) {
         fail("bcast: wrong data");
       if (it > 0 && op == OP_ALLREDUCE && n > 0 && (finto[0] != sum_of(0) || finto[n - 1] != sum_of(n - 1)))
         fail("allreduce: wrong sum");
+      if (it > 0 && op == OP_REDUCE && rank == 0 && n > 0 &&
+          (finto[0] != sum_of(0) || finto[n - 1] != sum_of(n - 1)))
+        fail("reduce: wrong sum");
       if (it > 0 && op == OP_ALLTOALL && bytes > 0)
         for (int k = 0; k < np; k++)
           if (into[(long)k * bytes] != block_byte(k, rank) ||

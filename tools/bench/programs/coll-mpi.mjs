@@ -3,7 +3,8 @@
 //
 //   coll-mpi.mjs <reps> <op>:<bytes>:<iters>:<warmup>...
 //
-// op is barrier (bytes 0), bcast (`bytes` from rank 0), allreduce (`bytes` of float32, SUM),
+// op is barrier (bytes 0), bcast (`bytes` from rank 0), allreduce and reduce to rank 0 (`bytes`
+// of float32, SUM),
 // alltoall (`bytes` per pair) or allgather (`bytes` per rank). For each point every rank runs an unrecorded warm-up pass of
 // `warmup` calls (the JIT of a fresh Node process needs thousands of calls to settle), then per
 // repetition: a barrier (not timed), `iters` calls back to back, timed on each rank. Rank 0 gathers the per-rank times (not timed) and prints one line
@@ -74,6 +75,24 @@ function setup({ op, bytes }) {
       check() {
         if (n > 0 && (into[0] !== sumOf(0) || into[last] !== sumOf(last)))
           fail(`allreduce of ${n} float32: got ${into[0]}, ${into[last]}`);
+      },
+    };
+  }
+  if (op === 'reduce') {
+    const n = bytes / 4;
+    if (!Number.isInteger(n)) fail(`reduce: ${bytes} bytes is not a whole number of float32`);
+    const data = new Float32Array(n);
+    for (let i = 0; i < n; i++) data[i] = operand(rank, i);
+    const into = new Float32Array(n);
+    const last = n - 1;
+    return {
+      run: () => world.reduce(data, SUM, 0, rank === 0 ? into : undefined),
+      reset() {
+        if (n > 0) into[0] = into[last] = 0;
+      },
+      check() {
+        if (rank === 0 && n > 0 && (into[0] !== sumOf(0) || into[last] !== sumOf(last)))
+          fail(`reduce of ${n} float32: got ${into[0]}, ${into[last]}`);
       },
     };
   }

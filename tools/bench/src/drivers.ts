@@ -43,6 +43,7 @@ interface MpiTesting {
     args?: readonly string[];
     ssi?: Record<string, string | number | boolean>;
     env?: Record<string, string>;
+    nodes?: readonly string[];
     timeoutMs?: number;
     label?: string;
   }): Promise<{ ok: boolean; failure?: string; output: string; stdout: string[] }>;
@@ -77,6 +78,8 @@ export async function ssiRunner(
   program: string,
   ssi: Record<string, string | number>,
   env: Record<string, string> = {},
+  /** Node addresses: ranks placed in blocks, one node per address (launchJob's `nodes`). */
+  nodes?: readonly string[],
 ): Promise<{ run: MpiRunner; info: Record<string, unknown> }> {
   const dist = mpiDist(root);
   const testing = (await import(pathToFileURL(dist.testing).href)) as MpiTesting;
@@ -89,6 +92,7 @@ export async function ssiRunner(
       args,
       ssi: { ...ssi },
       env: { SSI_BENCH_MPI_URL: pathToFileURL(dist.index).href, ...env },
+      nodes,
       timeoutMs,
       label: `${program} (np ${np})`,
     });
@@ -98,7 +102,7 @@ export async function ssiRunner(
     }
     return r.stdout[0] ?? '';
   };
-  return { run, info: { program: file, mpi: dist.index, ssi } };
+  return { run, info: { program: file, mpi: dist.index, ssi, ...(nodes ? { nodes } : {}) } };
 }
 
 /**

@@ -4,6 +4,7 @@ import {
   type CollRow,
   driverArgs,
   iterations,
+  nodeAddresses,
   ompiFlags,
   parseDriverLine,
   parseDriverOutput,
@@ -56,6 +57,30 @@ describe('coll benchmark: plan, driver output, tables', () => {
     expect(() => planColl(['8'])).toThrow(/unexpected argument "8"/);
   });
 
+  it('--nodes: ranks of the ssi columns on loopback node addresses; reduce4m', () => {
+    expect(planColl([]).nodes).toBe(1);
+    expect(nodeAddresses(1)).toBeUndefined();
+    const p = planColl(['--nodes', '2', '--coll', 'smp,lam_basic', '--ops', 'reduce4m,bcast']);
+    expect(p.nodes).toBe(2);
+    expect(nodeAddresses(p.nodes)).toEqual(['127.0.0.2', '127.0.0.3']);
+    expect(p.ops.map((o) => [o.name, o.kind, o.bytes])).toEqual([
+      ['bcast', 'bcast', 4 * 1024 * 1024],
+      ['reduce4m', 'reduce', 4 * 1024 * 1024],
+    ]);
+    expect(() => planColl(['--nodes', '0'])).toThrow(/--nodes: a number of nodes from 1 to 200/);
+    expect(() => planColl(['--nodes', 'two'])).toThrow(/--nodes/);
+    const line = {
+      op: 'reduce',
+      bytes: 4194304,
+      np: 4,
+      iters: 16,
+      maxNs: [2],
+      avgNs: [2],
+      minNs: [1],
+    };
+    expect(parseDriverLine(`COLL ${JSON.stringify(line)}`)).toEqual(line);
+  });
+
   it('iterations: the 2-process count scaled by 2/np (at least 4), --quick a tenth; warm-up', () => {
     expect(iterations(op('barrier'), 2, false)).toBe(1000);
     expect(iterations(op('barrier'), 4, false)).toBe(500);
@@ -103,7 +128,7 @@ describe('coll benchmark: plan, driver output, tables', () => {
     expect(parseDriverLine('[vm:123] WARNING: no openib device')).toBeUndefined();
     const bad = (o: Record<string, unknown>) => `COLL ${JSON.stringify({ ...s, ...o })}`;
     expect(() => parseDriverLine('COLL {"op":"barrier",')).toThrow(/malformed/);
-    expect(() => parseDriverLine(bad({ op: 'reduce' }))).toThrow(/malformed/);
+    expect(() => parseDriverLine(bad({ op: 'scan' }))).toThrow(/malformed/);
     expect(() => parseDriverLine(bad({ np: 0 }))).toThrow(/malformed/);
     expect(() => parseDriverLine(bad({ maxNs: [] }))).toThrow(/malformed/);
     expect(() => parseDriverLine(bad({ avgNs: [null] }))).toThrow(/malformed/);

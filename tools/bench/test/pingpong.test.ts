@@ -187,7 +187,9 @@ describe('pingpong benchmark: plan, driver output, tables, targets', () => {
     expect(p.rpi).toBe('sm');
     expect(p.columns).toEqual(['smspin', 'smblock', 'sm', 'tcp', 'ompi']);
     expect(planPingPong([], [0, 1]).columns).toEqual(['tcp', 'raw', 'ompi', 'paired']);
-    expect(() => planPingPong(['--rpi', 'usysv'], [0, 1])).toThrow('--rpi: no rpi "usysv" (choose from tcp,crtcp,sm)');
+    expect(() => planPingPong(['--rpi', 'usysv'], [0, 1])).toThrow(
+      '--rpi: no rpi "usysv" (choose from tcp,crtcp,sm)',
+    );
     const vader = ompiFlags([0, 1], false, true).join(' ');
     expect(vader).toContain('--mca pml ob1 --mca btl self,vader');
     expect(vader).not.toContain('tcp');

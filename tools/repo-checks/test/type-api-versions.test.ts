@@ -56,10 +56,9 @@ describe('type-API versions', () => {
       const expected = (pkg.json.ssi?.modules ?? []).map(
         (x: { typeApi?: string }) => `'${x.typeApi}'`,
       );
-      expect(
-        declared.map((d) => d[1]).sort(),
-        `${relative(repo, pkg.dir)}/src`,
-      ).toEqual(expected.sort());
+      expect(declared.map((d) => d[1]).sort(), `${relative(repo, pkg.dir)}/src`).toEqual(
+        expected.sort(),
+      );
     },
   );
 

@@ -242,10 +242,7 @@ describe.skipIf(!avail.ok)('stop()', () => {
       await waitFor('the remote `sleep 300` to start', () => out.includes('up'));
       const listeners = testbedStatus(tb.dir).hosts.map((x) => x.pid!);
       expect(processesMentioning(tb.dir).length).toBeGreaterThanOrEqual(2);
-      await waitFor(
-        'the remote sleep to be visible',
-        () => processesMentioning(nap).length > 0,
-      );
+      await waitFor('the remote sleep to be visible', () => processesMentioning(nap).length > 0);
       // The remote sleep, not our own ssh client (its command line names the sleep too, and it
       // exits only once it has seen the host go: it is awaited below).
       const sleepers = processesMentioning(nap)

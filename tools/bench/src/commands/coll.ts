@@ -46,6 +46,7 @@ operations (--ops):
   allreduce8   8 B = 2 float32, SUM / comm.allreduce(f32, SUM, into)
   allreduce2k  2 KiB = 512 float32, SUM
   allreduce4m  4 MiB = 1 Mi float32, SUM
+  reduce4m     4 MiB = 1 Mi float32, SUM to rank 0 / comm.reduce(f32, SUM, 0, into)
   alltoall8    8 B per pair / comm.alltoall(buf, into)
   alltoall     1 MiB per pair (np MiB sent and received per rank)
   allgather1k  1 KiB per rank / comm.allgather(buf, into)
@@ -61,12 +62,15 @@ options:
   --only LIST    run only some of the columns: ssi,ompi (default both)
   --rpi tcp|sm   the ssi columns' rpi (default tcp); with sm, Open MPI runs with
                  --mca btl self,vader (shared memory) instead of TCP on loopback
+  --nodes N      the ssi columns' ranks in N blocks on N loopback node addresses (127.0.0.2,
+                 ...; default 1: one node), e.g. for hierarchical modules (--coll smp,lam_basic);
+                 Open MPI always runs on one node
   --quick        a tenth of the iterations (a smoke run; numbers are noisier)`;
 
 const MiB = 1024 * 1024;
 
 /** What a driver runs: its operation name, and the bytes of one call. */
-export type CollKind = 'barrier' | 'bcast' | 'allreduce' | 'alltoall' | 'allgather';
+export type CollKind = 'barrier' | 'bcast' | 'allreduce' | 'reduce' | 'alltoall' | 'allgather';
 
 export interface CollOp {
   /** The name of `--ops`. */
@@ -109,6 +113,14 @@ export const COLL_OPS: readonly CollOp[] = [
     name: 'allreduce4m',
     label: 'allreduce 4 MiB',
     kind: 'allreduce',
+    bytes: 4 * MiB,
+    calls: 32,
+    unit: 'ms',
+  },
+  {
+    name: 'reduce4m',
+    label: 'reduce 4 MiB',
+    kind: 'reduce',
     bytes: 4 * MiB,
     calls: 32,
     unit: 'ms',
@@ -162,6 +174,12 @@ export function columnTitle(c: CollColumn): string {
   return c === 'ompi' ? 'Open MPI' : `ssi ${moduleOf(c)}`;
 }
 
+/** `--nodes N` as launchJob's node addresses (127.0.0.2, ...), or undefined for one node. */
+export function nodeAddresses(nodes: number): string[] | undefined {
+  if (nodes <= 1) return undefined;
+  return Array.from({ length: nodes }, (_, i) => `127.0.0.${i + 2}`);
+}
+
 /** The SSI parameters of an ssi column (`--ssi rpi tcp --ssi coll <module>`). */
 export function ssiParams(module: string, rpi: 'tcp' | 'sm' = 'tcp'): Record<string, string> {
   return { rpi, coll: module };
@@ -203,6 +221,8 @@ export interface CollPlan {
   columns: CollColumn[];
   /** The points each driver run measures, per process count (same order as `ops`). */
   points: Map<number, CollPoint[]>;
+  /** `--nodes`: the ssi columns' ranks in blocks on this many loopback node addresses. */
+  nodes: number;
   /** `--rpi`: the ssi columns' rpi; with sm, Open MPI runs over vader (shared memory). */
   rpi: 'tcp' | 'sm';
 }
@@ -216,7 +236,7 @@ function list(o: Options, name: string, dflt: readonly string[]): string[] {
 
 export function planColl(args: string[]): CollPlan {
   const o = new Options(args);
-  const bad = o.unknown(['reps', 'np', 'ops', 'only', 'coll', 'quick', 'rpi']);
+  const bad = o.unknown(['reps', 'np', 'ops', 'only', 'coll', 'quick', 'rpi', 'nodes']);
   if (bad.length > 0) throw new Error(`unknown option --${bad[0]}\n\n${USAGE}`);
   if (o.positional.length > 0)
     throw new Error(`unexpected argument "${o.positional[0]}"\n\n${USAGE}`);
@@ -225,6 +245,9 @@ export function planColl(args: string[]): CollPlan {
       throw new Error(`--${name} needs a comma-separated list`);
   const rpi = o.string('rpi', 'tcp');
   if (rpi !== 'tcp' && rpi !== 'sm') throw new Error(`--rpi: tcp or sm, got "${rpi}"`);
+  const nodes = o.number('nodes', 1);
+  if (!Number.isInteger(nodes) || nodes < 1 || nodes > 200)
+    throw new Error(`--nodes: a number of nodes from 1 to 200, got "${o.string('nodes', '')}"`);
   const reps = o.number('reps', 5);
   if (!Number.isInteger(reps) || reps < 1) throw new Error('--reps needs an integer >= 1');
   const quick = o.has('quick');
@@ -260,7 +283,7 @@ export function planColl(args: string[]): CollPlan {
       }),
     ]),
   );
-  return { rpi, reps, quick, nps, ops, columns, points };
+  return { rpi, nodes, reps, quick, nps, ops, columns, points };
 }
 
 /** The arguments both drivers take: `<reps> <kind>:<bytes>:<iters>:<warmup>...`. */
@@ -306,7 +329,14 @@ export interface CollSample {
 
 const PREFIX = 'COLL ';
 const INFO_PREFIX = 'COLLINFO ';
-const KINDS: readonly string[] = ['barrier', 'bcast', 'allreduce', 'alltoall', 'allgather'];
+const KINDS: readonly string[] = [
+  'barrier',
+  'bcast',
+  'allreduce',
+  'reduce',
+  'alltoall',
+  'allgather',
+];
 
 /**
  * Parses one line a driver prints (`COLL {"op":...,"maxNs":[...],...}`); any other line (mpirun's
@@ -454,7 +484,13 @@ export const collCommand: BenchCommand = {
     return withDriverWorkDir('ssi-bench-coll-', "the benchmark's processes", async (workDir) => {
       for (const c of plan.columns) {
         if (c !== 'ompi') {
-          const t = await ssiRunner(root, 'coll-mpi.mjs', ssiParams(moduleOf(c), plan.rpi));
+          const t = await ssiRunner(
+            root,
+            'coll-mpi.mjs',
+            ssiParams(moduleOf(c), plan.rpi),
+            {},
+            nodeAddresses(plan.nodes),
+          );
           runners[c] = t.run;
           info[c] = t.info;
         } else {
@@ -532,7 +568,7 @@ export const collCommand: BenchCommand = {
         console.log(`\n${columnTitle(c as CollColumn)} column skipped: ${why}`);
       console.log(
         `\nTime per call: the slowest rank's mean over a timed pass, median of ${reps} rounds` +
-          `\n(ssi: --ssi rpi tcp --ssi coll ${columns
+          `\n(ssi: --ssi rpi ${plan.rpi}${plan.nodes > 1 ? ` on ${plan.nodes} node addresses` : ''} --ssi coll ${columns
             .filter((c) => c !== 'ompi')
             .map(moduleOf)
             .join(
@@ -589,6 +625,8 @@ export const collCommand: BenchCommand = {
           'plugins/rpi-tcp',
           'plugins/coll-lam-basic',
           'plugins/coll-tuned',
+          'plugins/coll-smp',
+          'plugins/rpi-sm',
         ]),
         skipped,
         openMpiYieldWhenIdle: yieldWhenIdle,

@@ -1,0 +1,17 @@
+import type { NumericArray } from '@ssi/mpi';
+
+/** The bytes of a typed array, for point-to-point on the collective channel (no copy). */
+export function bytesOf(a: NumericArray): Uint8Array {
+  return new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
+}
+
+/** A new zeroed array of the same element type and length: a leader's partial result. */
+export function sameKind(a: NumericArray): NumericArray {
+  const Ctor = a.constructor as new (length: number) => NumericArray;
+  return new Ctor(a.length);
+}
+
+/** Copies `from` into `to` (same element type and length, checked by the MPI layer). */
+export function copyInto(to: NumericArray, from: NumericArray): void {
+  bytesOf(to).set(bytesOf(from));
+}

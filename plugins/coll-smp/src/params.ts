@@ -1,0 +1,73 @@
+import type { ParamRegistry } from '@ssi/core';
+import { SsiError } from '@ssi/core';
+
+/** What the module decides with, read once per communicator in `init`. Sizes in bytes. */
+export interface SmpSettings {
+  /** Reductions may be re-associated (node by node) for built-in and commutative operators. */
+  associative: boolean;
+  /** bcast takes the hierarchical path from this buffer size on; below, lam_basic's. */
+  bcastMinBytes: number;
+  /** bcast: segments of this many bytes, the levels overlapping (0: one piece). */
+  bcastSegmentBytes: number;
+  /** reduce takes the hierarchical path from this operand size on. */
+  reduceMinBytes: number;
+  /** allreduce takes the hierarchical path from this operand size on. */
+  allreduceMinBytes: number;
+}
+
+const minBytes = (collective: string) => ({
+  type: 'int' as const,
+  default: 0,
+  help: `${collective}: buffer size (bytes) from which the hierarchical algorithm is used; smaller buffers take lam_basic's (0: always hierarchical)`,
+});
+
+/** The module's parameters (`coll_smp_<name>`), as `laminfo --param coll smp` shows them. */
+export const SMP_PARAMS = {
+  priority: {
+    type: 'int',
+    default: 5,
+    help: 'Priority of the smp coll module (0-100); 5, below lam_basic (10), until it is measured faster: select it with --ssi coll smp or raise this above 10. smp only offers itself on communicators spanning two or more nodes with two or more of their ranks on one node',
+  },
+  associative: {
+    type: 'int',
+    default: 1,
+    help: 'reduce/allreduce: 1 lets smp reduce node by node (built-in and other commutative operators; the association differs from lam_basic, so floating-point sums may differ in the last bits), 0 leaves every reduction to lam_basic. Non-commutative operators always go to lam_basic',
+  },
+  bcast_min_bytes: minBytes('bcast'),
+  bcast_segment_bytes: {
+    type: 'int',
+    default: 0,
+    help: 'bcast: cut buffers into segments of this many bytes so that the leaders pass one segment between nodes while the previous one spreads on each node (0: no segments)',
+  },
+  reduce_min_bytes: minBytes('reduce'),
+  allreduce_min_bytes: minBytes('allreduce'),
+} as const;
+
+function nonNegative(params: ParamRegistry, name: string): number {
+  const value = Number(params.get(name));
+  if (!Number.isInteger(value) || value < 0) {
+    throw new SsiError(
+      'BAD_PARAM',
+      `${name} is ${JSON.stringify(params.get(name))}; expected a whole number of bytes >= 0`,
+    );
+  }
+  return value;
+}
+
+/** Reads and checks the parameters; a bad value is an error naming it and what was expected. */
+export function readSmpSettings(params: ParamRegistry): SmpSettings {
+  const associative = Number(params.get('coll_smp_associative'));
+  if (associative !== 0 && associative !== 1) {
+    throw new SsiError(
+      'BAD_PARAM',
+      `coll_smp_associative is ${JSON.stringify(params.get('coll_smp_associative'))}; expected 0 or 1`,
+    );
+  }
+  return {
+    associative: associative === 1,
+    bcastMinBytes: nonNegative(params, 'coll_smp_bcast_min_bytes'),
+    bcastSegmentBytes: nonNegative(params, 'coll_smp_bcast_segment_bytes'),
+    reduceMinBytes: nonNegative(params, 'coll_smp_reduce_min_bytes'),
+    allreduceMinBytes: nonNegative(params, 'coll_smp_allreduce_min_bytes'),
+  };
+}
