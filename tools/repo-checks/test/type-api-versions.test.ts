@@ -54,7 +54,7 @@ describe('type-API versions', () => {
       // One literal per module of the package (a cr component ships two halves).
       const declared = sources.flatMap((s) => [...s.matchAll(/\btypeApi:\s*([^,\n]+)/g)]);
       const expected = (pkg.json.ssi?.modules ?? []).map(
-        (x: { typeApi?: string }) => `'${x.typeApi}'`,
+        (x) => `'${(x as { typeApi?: string }).typeApi}'`,
       );
       expect(declared.map((d) => d[1]).sort(), `${relative(repo, pkg.dir)}/src`).toEqual(
         expected.sort(),
