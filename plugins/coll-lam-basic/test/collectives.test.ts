@@ -92,9 +92,9 @@ describe('the coll framework around a partial, hierarchical module', () => {
   });
 
   it('--ssi coll with a module that is not installed lists what is', async () => {
-    const r = await run(2, { coll: 'smp' }, ['barrier']);
+    const r = await run(2, { coll: 'magpie' }, ['barrier']);
     expect(r.ok).toBe(false);
-    expect(r.output).toMatch(/coll.*smp/);
+    expect(r.output).toMatch(/coll.*magpie/);
     expect(r.output).toMatch(/lam_basic/);
   });
 });
