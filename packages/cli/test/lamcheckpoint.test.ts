@@ -1,12 +1,13 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
-import { dirname } from 'node:path';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type CheckpointOutcome, parseEvent } from '../src/mpirun/checkpoint-protocol';
 import { type CheckpointHandler, CheckpointRequestServer } from '../src/mpirun/checkpoint-requests';
-import { checkpointSocketPath, jobAliasPath } from '../src/mpirun/checkpoint-socket';
+import { checkpointDir, checkpointSocketPath, jobAliasPath } from '../src/mpirun/checkpoint-socket';
 import { runCli, waitChild, waitFor } from '../src/testing';
 
 /**
@@ -354,3 +355,32 @@ async function leaveStaleSocket(at?: string): Promise<number> {
 function cliPath(): string {
   return new URL('../dist/bin/lamcheckpoint.js', import.meta.url).pathname;
 }
+
+describe('the listener directory', () => {
+  it('is removed when the last listener closes, and kept while another one listens', async () => {
+    const privateTmp = mkdtempSync(join(tmpdir(), 'ssi-cr-dir-'));
+    const saved = process.env.TMPDIR;
+    process.env.TMPDIR = privateTmp; // os.tmpdir() reads it: this test owns the whole tree
+    try {
+      const done = async () => ({ ok: false as const, reason: 'test' });
+      const a = await CheckpointRequestServer.start({
+        pid: 1_000_001,
+        jobId: newJobId(),
+        handler: done,
+      });
+      const b = await CheckpointRequestServer.start({
+        pid: 1_000_002,
+        jobId: newJobId(),
+        handler: done,
+      });
+      await a.close();
+      expect(existsSync(checkpointDir()), 'b still listens there').toBe(true);
+      await b.close();
+      expect(existsSync(dirname(checkpointDir())), 'ssi-<user> removed').toBe(false);
+    } finally {
+      if (saved === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = saved;
+      rmSync(privateTmp, { recursive: true, force: true });
+    }
+  });
+});

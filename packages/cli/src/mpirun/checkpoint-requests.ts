@@ -8,7 +8,12 @@ import {
   MAX_REQUEST_BYTES,
   parseRequest,
 } from './checkpoint-protocol';
-import { checkpointSocketPath, ensureCheckpointDir, jobAliasPath } from './checkpoint-socket';
+import {
+  checkpointSocketPath,
+  ensureCheckpointDir,
+  jobAliasPath,
+  removeCheckpointDirIfEmpty,
+} from './checkpoint-socket';
 
 export type CheckpointHandler = (progress: (text: string) => void) => Promise<CheckpointOutcome>;
 
@@ -73,6 +78,7 @@ export class CheckpointRequestServer {
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
     rmSync(this.path, { force: true });
     if (aliasHolds(this.aliasPath, this.opts.pid)) rmSync(this.aliasPath, { force: true });
+    removeCheckpointDirIfEmpty();
   }
 
   private serve(socket: Socket): void {

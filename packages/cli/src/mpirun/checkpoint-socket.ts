@@ -1,4 +1,4 @@
-import { lstatSync, mkdirSync, readFileSync } from 'node:fs';
+import { lstatSync, mkdirSync, readFileSync, rmdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sessionUser } from '@ssi/lam';
@@ -46,6 +46,21 @@ export function ensureCheckpointDir(): string {
     }
   }
   return cr;
+}
+
+/**
+ * Removes `ssi-<user>/cr` and `ssi-<user>` when nothing is left in them (the last mpirun listening
+ * here has ended); a directory another mpirun still uses is not empty and stays.
+ */
+export function removeCheckpointDirIfEmpty(): void {
+  const cr = checkpointDir();
+  for (const dir of [cr, join(cr, '..')]) {
+    try {
+      rmdirSync(dir);
+    } catch {
+      return; // not empty (another job, another tool of this user) or already gone
+    }
+  }
 }
 
 /** The pid a `job-<id>` alias names, or undefined when there is no such (valid) alias. */
