@@ -7,7 +7,12 @@ import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type CheckpointOutcome, parseEvent } from '../src/mpirun/checkpoint-protocol';
 import { type CheckpointHandler, CheckpointRequestServer } from '../src/mpirun/checkpoint-requests';
-import { checkpointDir, checkpointSocketPath, jobAliasPath } from '../src/mpirun/checkpoint-socket';
+import {
+  checkpointDir,
+  checkpointSocketPath,
+  ensureCheckpointDir,
+  jobAliasPath,
+} from '../src/mpirun/checkpoint-socket';
 import { runCli, waitChild, waitFor } from '../src/testing';
 
 /**
@@ -272,6 +277,7 @@ describe('lamcheckpoint when nobody listens', () => {
 
   it('says so for a job id whose mpirun is gone or never existed', async () => {
     const jobId = newJobId();
+    ensureCheckpointDir(); // the last listener to close removed it
     writeFileSync(jobAliasPath(jobId), '999999999\n'); // an alias left by a crashed mpirun
     try {
       const r = await lamcheckpoint([jobId]);
@@ -337,7 +343,7 @@ describe('bad input', () => {
  * named after the process's own pid.
  */
 async function leaveStaleSocket(at?: string): Promise<number> {
-  const dir = dirname(checkpointSocketPath(process.pid));
+  const dir = ensureCheckpointDir(); // the last listener to close removed it
   const where = at
     ? JSON.stringify(at)
     : `${JSON.stringify(dir)} + '/mpirun-' + process.pid + '.sock'`;

@@ -45,22 +45,13 @@ export class CheckpointRequestServer {
   ) {}
 
   static async start(opts: CheckpointRequestOptions): Promise<CheckpointRequestServer> {
-    ensureCheckpointDir();
     const path = checkpointSocketPath(opts.pid);
     const aliasPath = jobAliasPath(opts.jobId);
-    // A socket under our own pid can only be left by a dead process that had this pid before.
-    rmSync(path, { force: true });
     // Half-open: a client may end its side after the request and still read the answer.
     const server = createServer({ allowHalfOpen: true });
     const self = new CheckpointRequestServer(server, path, aliasPath, opts);
     server.on('connection', (socket) => self.serve(socket));
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(path, () => {
-        server.off('error', reject);
-        resolve();
-      });
-    });
+    await listenInCheckpointDir(server, path);
     server.on('error', () => {}); // after listening, errors concern single connections
     server.unref(); // the job decides how long mpirun lives, not this listener
     // The alias appears whole or not at all (a client never reads half a pid).
@@ -132,6 +123,31 @@ export class CheckpointRequestServer {
       const { series, ms, bytes, dir, phases } = outcome;
       send(socket, { event: 'done', job: this.opts.jobId, series, ms, bytes, dir, phases }, true);
     } else refuse(socket, outcome.reason);
+  }
+}
+
+/**
+ * Listens at `path` inside the checkpoint directory. Another mpirun of this user that ends at the
+ * same moment removes the directory when it looks empty, which it does until our socket exists:
+ * a listen that finds the directory gone creates it again and retries.
+ */
+async function listenInCheckpointDir(server: Server, path: string): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    ensureCheckpointDir();
+    // A socket under our own pid can only be left by a dead process that had this pid before.
+    rmSync(path, { force: true });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(path, () => {
+          server.off('error', reject);
+          resolve();
+        });
+      });
+      return;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || attempt === 5) throw err;
+    }
   }
 }
 
