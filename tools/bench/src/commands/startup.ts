@@ -34,7 +34,9 @@ of a hello + allreduce program, from spawning mpirun to its exit, in one run aga
   mjs        this checkout's mpirun (packages/cli/dist/bin/mpirun.js) of programs/startup.mjs on
              the embedded default: no universe is running (a session suffix of its own), so
              mpirun boots a private one-node universe for each job and halts it afterwards
-  ts         the same with programs/startup-ts.ts, the program's TypeScript twin
+  ts         the same with programs/startup-ts.ts, the program's TypeScript twin (mpirun
+             compiles it once for the job)
+  ts-tsx     ts with SSI_MPIRUN_TS=tsx: tsx loaded in every rank (how .ts ran before)
   mjs-lazy   mjs with --ssi rpi_tcp_lazy 1 (connections on first use)
   mjs-eager  mjs with --ssi rpi_tcp_lazy 0 (the full mesh in MPI.init)
 Every rank reports its RSS at the end (process.memoryUsage().rss; /proc/self/statm in C).
@@ -48,21 +50,22 @@ More ranks than CPUs oversubscribe the machine, every column alike.
 options:
   --np LIST        rank counts (default 1,4,16,32,64)
   --reps N         rounds (default 3; medians)
-  --only LIST      columns (default ompi,mjs,ts,mjs-lazy; also mjs-eager)
+  --only LIST      columns (default ompi,mjs,ts,ts-tsx,mjs-lazy; also mjs-eager)
   --first-np LIST  rank counts of the first-message jobs (default 2,16; none: skip them)
   --timeout S      seconds one job may take before the run fails (default 300)`;
 
-export const STARTUP_COLUMNS = ['ompi', 'mjs', 'ts', 'mjs-lazy', 'mjs-eager'] as const;
+export const STARTUP_COLUMNS = ['ompi', 'mjs', 'ts', 'ts-tsx', 'mjs-lazy', 'mjs-eager'] as const;
 export type StartupColumn = (typeof STARTUP_COLUMNS)[number];
-const DEFAULT_COLUMNS: StartupColumn[] = ['ompi', 'mjs', 'ts', 'mjs-lazy'];
+const DEFAULT_COLUMNS: StartupColumn[] = ['ompi', 'mjs', 'ts', 'ts-tsx', 'mjs-lazy'];
 
 /** What an ssi column runs: the program file of programs/ and its --ssi settings. */
 export const SSI_JOBS: Record<
   Exclude<StartupColumn, 'ompi'>,
-  { program: string; ssi: string[] }
+  { program: string; ssi: string[]; env?: Record<string, string> }
 > = {
   mjs: { program: 'startup.mjs', ssi: [] },
   ts: { program: 'startup-ts.ts', ssi: [] },
+  'ts-tsx': { program: 'startup-ts.ts', ssi: [], env: { SSI_MPIRUN_TS: 'tsx' } },
   'mjs-lazy': { program: 'startup.mjs', ssi: ['rpi_tcp_lazy', '1'] },
   'mjs-eager': { program: 'startup.mjs', ssi: ['rpi_tcp_lazy', '0'] },
 };
@@ -184,14 +187,21 @@ let jobNo = 0;
  * An ssi column: this checkout's mpirun of `program` with `ssi`, on the embedded default (a
  * session suffix no universe has, so mpirun boots and halts a private one; never another job's).
  */
-function ssiRunner(root: string, program: string, ssi: string[]): MpiRunner {
+function ssiRunner(
+  root: string,
+  program: string,
+  ssi: string[],
+  extraEnv: Record<string, string> = {},
+): MpiRunner {
   const mpiUrl = pathToFileURL(join(root, '..', '..', 'packages', 'mpi', 'dist', 'index.js')).href;
   return async (np, args, timeoutMs) => {
     const env: NodeJS.ProcessEnv = {
       ...process.env,
       LAM_MPI_SESSION_SUFFIX: `bench-startup-${process.pid}-${jobNo++}`,
       SSI_BENCH_MPI_URL: mpiUrl,
+      ...extraEnv,
     };
+    if (!extraEnv.SSI_MPIRUN_TS) delete env.SSI_MPIRUN_TS;
     const ssiFlags = [];
     for (let i = 0; i < ssi.length; i += 2) ssiFlags.push('--ssi', ssi[i]!, ssi[i + 1]!);
     const argv = [mpirunPath(root), '-np', String(np), ...ssiFlags, '-x', 'SSI_BENCH_MPI_URL'];
@@ -265,8 +275,8 @@ export const startupCommand: BenchCommand = {
           }
         } else {
           const j = SSI_JOBS[c];
-          runners[c] = ssiRunner(root, j.program, j.ssi);
-          drivers[c] = { mpirun: mpirunPath(root), program: j.program, ssi: j.ssi };
+          runners[c] = ssiRunner(root, j.program, j.ssi, j.env);
+          drivers[c] = { mpirun: mpirunPath(root), program: j.program, ssi: j.ssi, env: j.env };
         }
       }
       const columns = plan.columns.filter((c) => runners[c]);
