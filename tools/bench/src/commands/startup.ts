@@ -287,7 +287,9 @@ export const startupCommand: BenchCommand = {
       const key = (np: number, c: string) => `${np}/${c}`;
       const push = (m: Map<string, number[]>, k: string, v: number) =>
         m.set(k, [...(m.get(k) ?? []), v]);
-      const firstCols = columns.filter((c) => c !== 'ompi' && c !== 'ts');
+      const firstCols = columns.filter(
+        (c) => c !== 'ompi' && SSI_JOBS[c].program === 'startup.mjs',
+      );
       const first = new Map<string, FirstLine[]>();
       for (let round = 0; round < plan.reps; round++) {
         const order = columns.map((_, i) => columns[(i + round) % columns.length]!);
