@@ -6,7 +6,7 @@ import { type JobPart, parseMpirunArgs, parsePart, programStart, USAGE } from '.
 import { setUpCheckpointing } from '../mpirun/checkpointing';
 import { newJobId, runJob } from '../mpirun/job';
 import { type Placement, placeJob } from '../mpirun/placement';
-import { commandFor } from '../mpirun/program-command';
+import { commandFor, compileTsPrograms } from '../mpirun/program-command';
 import { inheritedSsiArgs, type RestartJob, readRestart, restartParts } from '../mpirun/restart';
 import { openUniverse } from '../mpirun/universe';
 import { UsageError } from '../run-command';
@@ -29,6 +29,11 @@ export async function main(argv: string[]): Promise<number> {
     : jobArgs(ctx.rest);
   reportProblems(ctx);
   for (const part of parts) commandFor(part.argv, process.cwd()); // a missing program fails here
+  const tsNotes = await compileTsPrograms(
+    parts.map((p) => p.argv),
+    process.cwd(),
+  );
+  if (verbose) for (const note of tsNotes) say(note);
   const universe = await openUniverse(ctx, say, {
     verbose,
     // A private universe ends with mpirun, and so would a job that outlives it.

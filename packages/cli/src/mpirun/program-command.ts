@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { UsageError } from '../run-command';
+import { compileTsEntry, type TsEntry } from './ts-entry';
 
 const JS = /\.(c|m)?js$/;
 const TS = /\.(c|m)?ts$/;
@@ -10,9 +11,35 @@ function tsxLoader(): string {
   return import.meta.resolve('tsx');
 }
 
+/** TypeScript entries of this mpirun compiled by `compileTsPrograms`, by absolute path. */
+const compiled = new Map<string, TsEntry>();
+
 /**
- * The argv a lamd starts for `program args`: JavaScript runs with this Node, TypeScript through
- * tsx, anything else as a command looked up on the node's PATH. Program files are made absolute
+ * Compiles each TypeScript program of `programs` once for the job (see ts-entry.ts), so that
+ * `commandFor` starts its ranks on JavaScript; `SSI_MPIRUN_TS=tsx` keeps tsx in every rank.
+ * Returns why each one that still needs tsx does (for mpirun -v).
+ */
+export async function compileTsPrograms(
+  programs: readonly (readonly string[])[],
+  cwd: string,
+): Promise<string[]> {
+  const notes: string[] = [];
+  if (process.env.SSI_MPIRUN_TS === 'tsx') return notes;
+  for (const [program] of programs) {
+    if (!program || !TS.test(program)) continue;
+    const path = isAbsolute(program) ? program : resolve(cwd, program);
+    if (compiled.has(path) || !existsSync(path)) continue;
+    const entry = await compileTsEntry(path);
+    compiled.set(path, entry);
+    if ('tsx' in entry)
+      notes.push(`mpirun: ${program} runs through tsx in every rank: ${entry.tsx}`);
+  }
+  return notes;
+}
+
+/**
+ * The argv a lamd starts for `program args`: JavaScript runs with this Node, TypeScript compiled
+ * for the job (`compileTsPrograms`) or else through tsx, anything else as a command looked up on the node's PATH. Program files are made absolute
  * (relative to mpirun's directory) so -wd does not change which file runs.
  */
 export function commandFor(argv: readonly string[], cwd: string): string[] {
@@ -27,6 +54,8 @@ export function commandFor(argv: readonly string[], cwd: string): string[] {
     );
   }
   if (JS.test(program)) return [process.execPath, file, ...args];
+  const js = compiled.get(path);
+  if (js && 'file' in js) return [process.execPath, '--enable-source-maps', js.file, ...args];
   if (TS.test(program)) return [process.execPath, '--import', tsxLoader(), file, ...args];
   return [file, ...args];
 }

@@ -5,6 +5,7 @@ import { crCommand } from './cr';
 import { pingpongCommand } from './pingpong';
 import { pingpongVectorCommand } from './pingpong-vector';
 import { shmCommand } from './shm';
+import { startupCommand } from './startup';
 
 /**
  * Every subcommand of ssi-bench. To add one (pingpong, coll, ...): write
@@ -18,4 +19,5 @@ export const COMMANDS: BenchCommand[] = [
   pingpongVectorCommand,
   collCommand,
   crCommand,
+  startupCommand,
 ];
