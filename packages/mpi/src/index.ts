@@ -269,6 +269,8 @@ export { ReqFlag, ReqMark, ReqState, ReqType, RpiRequest } from './rpi/request';
 export type {
   RpiActions,
   RpiGather,
+  RpiScatter,
+  RecvScatter,
   RpiHost,
   RpiLimits,
   RpiModule,

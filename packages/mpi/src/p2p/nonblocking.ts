@@ -21,6 +21,7 @@ import { launchBuffered } from './blocking';
 import type { SendMode } from './request-fill';
 import {
   fillRecv,
+  scatterOffer,
   fillSend,
   gatherOffer,
   MODE_TYPE,
@@ -146,7 +147,7 @@ export function makeRecv(
   let layout: RecvLayout | null = null;
   if (isTypedMessage(into)) {
     try {
-      layout = recvLayout(into, call, !persistent);
+      layout = recvLayout(into, call, !persistent, scatterOffer(comm));
     } catch (err) {
       throw comm.raiseSync(err, call);
     }
@@ -166,6 +167,7 @@ export function makeRecv(
       if (rreq === null) {
         rreq = new RpiRequest();
         fillRecv(comm, rreq, ReqType.RECV, bytes, kind, source, tag);
+        if (layout) rreq.scatter = layout.scatter;
         if (persistent) rreq.marks |= ReqMark.PERSIST;
         engine.build(rreq);
       } else {
