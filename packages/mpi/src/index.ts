@@ -267,16 +267,16 @@ export { RpiFramework } from './rpi/framework';
 export type { ReqStateValue, ReqTypeValue } from './rpi/request';
 export { ReqFlag, ReqMark, ReqState, ReqType, RpiRequest } from './rpi/request';
 export type {
+  RecvScatter,
   RpiActions,
   RpiGather,
-  RpiScatter,
-  RecvScatter,
   RpiHost,
   RpiLimits,
   RpiModule,
   RpiQueryAnswer,
   RpiQueryContext,
   RpiRuntime,
+  RpiScatter,
 } from './rpi/types';
 export { RPI_API_VERSION } from './rpi/types';
 export { runtimeFromEnvironment } from './runtime-from-env';

@@ -89,7 +89,10 @@ function expected(c: Case, msg: Uint8Array, bytes: number): Uint8Array {
 function chunks(n: number, next: () => number): number[] {
   const out: number[] = [];
   for (let left = n; left > 0; ) {
-    const k = Math.min(left, next() < 0.3 ? 1 + Math.floor(next() * 7) : 1 + Math.floor(next() * 3000));
+    const k = Math.min(
+      left,
+      next() < 0.3 ? 1 + Math.floor(next() * 7) : 1 + Math.floor(next() * 3000),
+    );
     out.push(k);
     left -= k;
   }
@@ -192,7 +195,7 @@ describe('LayoutScatter: runs, bounds and a refused message', () => {
     const t = Datatype.vector(3, 1, 2, FLOAT64).commit();
     const buf = new Float64Array(6).fill(-1);
     const s = new LayoutScatter(buf, t, 1, (kind) =>
-      kind === 99 ? new Error('mismatch') as never : null,
+      kind === 99 ? (new Error('mismatch') as never) : null,
     );
     expect(s.matched(99, 24)).not.toBeNull();
     s.write(new Uint8Array(new Float64Array([1, 2, 3]).buffer), 0);

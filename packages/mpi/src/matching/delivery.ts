@@ -32,7 +32,12 @@ export function matchStatus(req: RpiRequest, proc: Proc, msg: MessageFields): nu
       `message truncated: ${length} bytes from rank ${source} (tag ${tag}) do not fit the ` +
         `receive buffer of ${room} bytes; probe first to size the buffer`,
     );
-  } else if (req.error === null && kind === DataKind.OBJECT && req.kind !== DataKind.OBJECT && length > 0) {
+  } else if (
+    req.error === null &&
+    kind === DataKind.OBJECT &&
+    req.kind !== DataKind.OBJECT &&
+    length > 0
+  ) {
     req.error = new MpiError(
       ErrorClass.ERR_TYPE,
       `rank ${source} sent a msgpackr-encoded object (tag ${tag}) but the receive buffer is a ` +

@@ -20,11 +20,11 @@ import { statusOf } from '../status';
 import type { SendMode } from './request-fill';
 import {
   fillRecv,
-  scatterOffer,
   fillSend,
   gatherOffer,
   MODE_TYPE,
   procNullStatus,
+  scatterOffer,
   useGather,
 } from './request-fill';
 

@@ -21,11 +21,11 @@ import { launchBuffered } from './blocking';
 import type { SendMode } from './request-fill';
 import {
   fillRecv,
-  scatterOffer,
   fillSend,
   gatherOffer,
   MODE_TYPE,
   procNullStatus,
+  scatterOffer,
   useGather,
 } from './request-fill';
 
