@@ -81,6 +81,7 @@ export class Engine implements RpiHost {
     req.onDone = null;
     req.owner = null;
     req.buf = null;
+    req.scatter = null;
     req.proc = null;
     req.rpi = null;
     req.error = null;

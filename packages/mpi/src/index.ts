@@ -267,6 +267,7 @@ export { RpiFramework } from './rpi/framework';
 export type { ReqStateValue, ReqTypeValue } from './rpi/request';
 export { ReqFlag, ReqMark, ReqState, ReqType, RpiRequest } from './rpi/request';
 export type {
+  RecvScatter,
   RpiActions,
   RpiGather,
   RpiHost,
@@ -275,6 +276,7 @@ export type {
   RpiQueryAnswer,
   RpiQueryContext,
   RpiRuntime,
+  RpiScatter,
 } from './rpi/types';
 export { RPI_API_VERSION } from './rpi/types';
 export { runtimeFromEnvironment } from './runtime-from-env';

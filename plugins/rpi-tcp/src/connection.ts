@@ -1,5 +1,5 @@
 import net from 'node:net';
-import type { Proc, RpiRequest, UnexpectedMessage } from '@ssi/mpi';
+import type { Proc, RecvScatter, RpiRequest, UnexpectedMessage } from '@ssi/mpi';
 import { ENVELOPE_BYTES, WireEnvelope, writeEnvelope } from '@ssi/mpi';
 import { PeerCredits } from './credits';
 import type { Hello } from './handshake';
@@ -36,6 +36,9 @@ export interface ReadStats {
   copiedPosted: number;
   /** Copied from the read buffer into memory of an unexpected message. */
   copiedUnexpected: number;
+  /** Scattered receives (a derived datatype) whose body was read here, and their bytes. */
+  scatteredRecvs: number;
+  scatteredBytes: number;
 }
 
 /** What a connection needs from the module that owns it. */
@@ -130,6 +133,8 @@ export class Connection {
   private readonly hdr = Buffer.allocUnsafe(Math.max(ENVELOPE_BYTES, RESPONSE_BYTES, HELLO_BYTES));
   private hdrFill = 0;
   private target: Uint8Array | null = null;
+  /** A scattered receive's layout the body goes into (`target` is null then). */
+  private sink: RecvScatter | null = null;
   private keep = 0;
   private bodyLen = 0;
   private bodyOff = 0;
@@ -140,6 +145,8 @@ export class Connection {
   private lastReadFilled = false;
   /** The target the pending direct read was set up for (a redirect may change `target`). */
   private directTarget: Uint8Array | null = null;
+  /** The pending direct read goes into a run of a scattered receive's layout (`sink.run`). */
+  private directRun = false;
 
   private outbox = Buffer.allocUnsafeSlow(OUTBOX_BYTES);
   private outPos = 0;
@@ -282,6 +289,8 @@ export class Connection {
   // ---- reading -----------------------------------------------------------------------------
 
   private nextBuffer(): Uint8Array {
+    this.directRun = false;
+    if (this.rstate === R_BODY && this.sink !== null) return this.nextScatterBuffer(this.sink);
     if (this.rstate === R_BODY && this.target !== null) {
       const left = this.keep - this.bodyOff;
       // A body that is being read directly stays direct to its tail, however the kernel split
@@ -307,6 +316,27 @@ export class Connection {
     return burst ? this.owner.staging : this.owner.stagingSmall;
   }
 
+  /**
+   * A scattered body: straight into the user's memory where the layout has a contiguous run of
+   * `directMin` bytes or more here, else through the read buffer, chunk by chunk, starting at an
+   * address that lines up with the packed offset (the unpacker then copies whole words).
+   */
+  private nextScatterBuffer(sink: RecvScatter): Uint8Array {
+    const left = this.keep - this.bodyOff;
+    if (left > 0) {
+      const tail = this.keep === this.bodyLen ? Math.min(BODY_TAIL, left >> 1) : 0;
+      const run = sink.run(this.bodyOff, this.owner.directMin, left - tail);
+      if (run !== null) {
+        this.directRead = true;
+        this.directRun = true;
+        this.directTarget = run;
+        return run;
+      }
+    }
+    this.directRead = false;
+    return this.owner.staging.subarray(this.bodyOff & 7);
+  }
+
   private onRead(nread: number, buf: Buffer): void {
     this.lastReadFilled = !this.directRead && nread === buf.length;
     this.bytesIn += nread;
@@ -316,10 +346,11 @@ export class Connection {
 
   private handleRead(nread: number, buf: Buffer): void {
     if (this.directRead) {
-      if (this.target !== this.directTarget && this.target !== null && this.bodyOff < this.keep) {
+      if (!this.directRun && this.target !== this.directTarget && this.bodyOff < this.keep) {
         // The body was redirected to a receive after this read had been set up.
         const k = Math.min(nread, this.keep - this.bodyOff);
-        this.target.set(buf.subarray(0, k), this.bodyOff);
+        if (this.target !== null) this.target.set(buf.subarray(0, k), this.bodyOff);
+        else this.sink?.write(buf.subarray(0, k), this.bodyOff);
       }
       this.bodyOff += nread;
       this.owner.stats.direct += nread;
@@ -358,6 +389,10 @@ export class Connection {
           buf.copy(this.target, this.bodyOff, off, off + k);
           if (this.bodyReq !== null) this.owner.stats.copiedPosted += k;
           else this.owner.stats.copiedUnexpected += k;
+        } else if (this.sink !== null && this.bodyOff < this.keep) {
+          const k = Math.min(take, this.keep - this.bodyOff);
+          this.sink.write(buf.subarray(off, off + k), this.bodyOff);
+          this.owner.stats.scatteredBytes += k;
         }
         this.bodyOff += take;
         off += take;
@@ -380,6 +415,7 @@ export class Connection {
   ): void {
     this.rstate = R_BODY;
     this.target = target;
+    this.sink = null;
     this.keep = target === null ? 0 : keep;
     this.bodyLen = length;
     this.bodyOff = 0;
@@ -387,14 +423,27 @@ export class Connection {
     this.bodyMsg = msg;
   }
 
+  /** Expects `length` body bytes for a scattered receive; the first `keep` go into its layout. */
+  expectScatter(req: RpiRequest, keep: number, length: number): void {
+    this.expectBody(null, 0, length, req, null);
+    this.sink = req.scatter;
+    this.keep = keep;
+    this.owner.stats.scatteredRecvs++;
+  }
+
   /**
    * A receive matched the unexpected message whose body is being read now: the rest of the body
    * goes straight into the receive's buffer (what has arrived is copied once).
    */
   redirectBody(msg: UnexpectedMessage, req: RpiRequest, keep: number): boolean {
-    if (this.rstate !== R_BODY || this.bodyMsg !== msg || req.buf === null) return false;
+    if (this.rstate !== R_BODY || this.bodyMsg !== msg) return false;
+    if (req.buf === null && req.scatter === null) return false;
     const have = Math.min(this.bodyOff, keep);
-    if (have > 0) req.buf.set(msg.data!.subarray(0, have));
+    if (req.scatter !== null) {
+      if (have > 0) req.scatter.write(msg.data!.subarray(0, have), 0);
+      this.sink = req.scatter;
+      this.owner.stats.scatteredRecvs++;
+    } else if (have > 0) req.buf!.set(msg.data!.subarray(0, have));
     this.target = req.buf;
     this.keep = keep;
     this.bodyMsg = null;
@@ -407,9 +456,11 @@ export class Connection {
     const msg = this.bodyMsg;
     this.rstate = R_HEADER;
     this.target = null;
+    this.sink = null;
     this.bodyReq = null;
     this.bodyMsg = null;
     this.directRead = false;
+    this.directRun = false;
     this.directTarget = null;
     if (req !== null) this.owner.bodyDone(this, req);
     else if (msg !== null) {

@@ -77,4 +77,14 @@ export const params = {
     default: 65536,
     help: 'Non-contiguous sends whose ranges are shorter than this many bytes on average are packed, not gathered (a write per range costs more than copying short ones)',
   },
+  scatter: {
+    type: 'boolean',
+    default: true,
+    help: "Read a non-contiguous receive (a derived datatype) into the user's layout as its bytes arrive (chunks of the read buffer unpacked in place, long contiguous runs read into directly), instead of into a staging copy of the whole message unpacked afterwards; 0: every such receive is staged",
+  },
+  scatter_min: {
+    type: 'int',
+    default: 0,
+    help: 'Non-contiguous receives shorter than this many bytes are staged and unpacked at the end, not scattered',
+  },
 } satisfies Record<string, ParamSpec>;

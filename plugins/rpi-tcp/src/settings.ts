@@ -38,5 +38,6 @@ export async function tcpSettings(registry: ParamRegistry): Promise<TcpSettings>
           minSegmentBytes: Math.max(1, Number(p('gather_range'))),
         }
       : null,
+    scatter: p('scatter') ? { minBytes: Math.max(0, Number(p('scatter_min'))) } : null,
   };
 }

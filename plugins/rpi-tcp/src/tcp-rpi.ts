@@ -1,5 +1,5 @@
 import net from 'node:net';
-import type { Proc, RpiGather, RpiHost, RpiRequest, WireEnvelope } from '@ssi/mpi';
+import type { Proc, RpiGather, RpiHost, RpiRequest, RpiScatter, WireEnvelope } from '@ssi/mpi';
 import {
   allocMessage,
   deliverBytes,
@@ -47,6 +47,8 @@ export interface TcpSettings {
   lazy: boolean;
   /** Non-contiguous sends written from their ranges (`RpiActions.gather`); null: packed. */
   gather: RpiGather | null;
+  /** Non-contiguous receives read into their layout (`RpiActions.scatter`); null: staged. */
+  scatter: RpiScatter | null;
 }
 
 /** Bits of `req.rpi` for sends that wait for the network or the receiver. */
@@ -71,7 +73,13 @@ export class TcpRpi implements TcpTransport, ConnectionOwner {
   readonly staging: Buffer;
   readonly stagingSmall: Buffer;
   readonly directMin: number;
-  readonly stats: ReadStats = { direct: 0, copiedPosted: 0, copiedUnexpected: 0 };
+  readonly stats: ReadStats = {
+    direct: 0,
+    copiedPosted: 0,
+    copiedUnexpected: 0,
+    scatteredRecvs: 0,
+    scatteredBytes: 0,
+  };
   /** Long messages sent: on a credit, on a credit that crossed the request, after a clear to send. */
   private creditedSends = 0;
   private crossedSends = 0;
@@ -81,6 +89,8 @@ export class TcpRpi implements TcpTransport, ConnectionOwner {
   private gatheredRanges = 0;
   /** `RpiActions.gather`: set unless `rpi_tcp_gather` is 0. */
   readonly gather?: RpiGather;
+  /** `RpiActions.scatter`: set unless `rpi_tcp_scatter` is 0. */
+  readonly scatter?: RpiScatter;
 
   private readonly conns = new Map<Proc, Connection>();
   /** Sends waiting for a clear-to-send, a synchronous acknowledgement or a flush, by id. */
@@ -112,6 +122,7 @@ export class TcpRpi implements TcpTransport, ConnectionOwner {
     this.stagingSmall = this.staging.subarray(0, Math.min(settings.smallRead, this.staging.length));
     this.directMin = settings.directMin;
     if (settings.gather !== null) this.gather = settings.gather;
+    if (settings.scatter !== null) this.scatter = settings.scatter;
   }
 
   // ---- set-up (addprocs, C.2.5) --------------------------------------------------------------
@@ -460,26 +471,16 @@ export class TcpRpi implements TcpTransport, ConnectionOwner {
   posted(req: RpiRequest): void {
     req.rpi = 0;
     const proc = req.proc;
-    const buf = req.buf;
-    if (!this.settings.credits || proc === null || buf === null) return;
-    if (buf.byteLength <= this.settings.short || proc === this.host.myProc) return;
+    const room = req.buf?.byteLength ?? req.scatter?.length ?? -1;
+    if (!this.settings.credits || proc === null || room < 0) return;
+    if (room <= this.settings.short || proc === this.host.myProc) return;
     const conn = this.conns.get(proc);
     if (conn === undefined) return;
     const credits = conn.credits;
     const id = credits.grant();
     req.rpi = id;
     const { tag, cid } = req;
-    conn.writeSmall(
-      buf.byteLength,
-      tag,
-      EnvFlag.READY,
-      this.myRank,
-      cid,
-      credits.received,
-      0,
-      id,
-      null,
-    );
+    conn.writeSmall(room, tag, EnvFlag.READY, this.myRank, cid, credits.received, 0, id, null);
   }
 
   /** A receive holding a credit matched, was cancelled or went away: the credit is used up. */
@@ -516,7 +517,7 @@ export class TcpRpi implements TcpTransport, ConnectionOwner {
     }
     // The payload is still arriving: redirect the rest into the receive buffer when it has one.
     req.state = ReqState.ACTIVE;
-    if (req.buf === null) {
+    if (req.buf === null && req.scatter === null) {
       req.buf = m.data;
       m.waiting = req;
       return;
@@ -533,7 +534,7 @@ export class TcpRpi implements TcpTransport, ConnectionOwner {
     seq: number,
     sid: number,
   ): void {
-    if (req.buf === null) req.buf = allocMessage(length);
+    if (req.buf === null && req.scatter === null) req.buf = allocMessage(length);
     req.state = ReqState.ACTIVE;
     this.bodies.set(req.id, req);
     conn.answered(sid, req.id);
@@ -567,11 +568,11 @@ export class TcpRpi implements TcpTransport, ConnectionOwner {
       if (proto & EnvFlag.SSEND) {
         conn.writeSmall(0, tag, EnvFlag.ACK, this.myRank, cid, seq, sid, req.id, null);
       }
-      if (req.buf === null) req.buf = allocMessage(length);
+      if (req.buf === null && req.scatter === null) req.buf = allocMessage(length);
       if (length === 0) this.host.complete(req);
       else {
         req.state = ReqState.ACTIVE;
-        conn.expectBody(req.buf, req.stLength, length, req, null);
+        this.expectFor(conn, req, length);
       }
       return;
     }
@@ -608,6 +609,12 @@ export class TcpRpi implements TcpTransport, ConnectionOwner {
       conn.unexpectedBySid.set(env.sid, m);
       this.host.queueUnexpected(m);
     }
+  }
+
+  /** The body of `length` bytes for a matched receive comes next: into its buffer or layout. */
+  private expectFor(conn: Connection, req: RpiRequest, length: number): void {
+    if (req.scatter !== null) conn.expectScatter(req, req.stLength, length);
+    else conn.expectBody(req.buf, req.stLength, length, req, null);
   }
 
   /** An eager message no receive was posted for: buffered, queued with the MPI layer. */
@@ -651,7 +658,7 @@ export class TcpRpi implements TcpTransport, ConnectionOwner {
     if (req !== undefined) {
       this.bodies.delete(rid);
       if (length === 0) this.host.complete(req);
-      else conn.expectBody(req.buf, req.stLength, length, req, null);
+      else this.expectFor(conn, req, length);
       return;
     }
     const m = rid === 0 ? conn.unexpectedBySid.get(sid) : undefined;
@@ -953,7 +960,8 @@ export class TcpRpi implements TcpTransport, ConnectionOwner {
       `tcp: rank ${this.myRank} body bytes read directly ${s.direct}, copied into posted receives ` +
         `${s.copiedPosted}, into unexpected messages ${s.copiedUnexpected}; long messages sent on a ` +
         `credit ${this.creditedSends}, on a crossing credit ${this.crossedSends}, after a clear to send ` +
-        `${this.askedSends}; sends gathered ${this.gatheredSends} from ${this.gatheredRanges} ranges`,
+        `${this.askedSends}; sends gathered ${this.gatheredSends} from ${this.gatheredRanges} ranges; ` +
+        `receives scattered ${s.scatteredRecvs} (bytes copied in chunks ${s.scatteredBytes})`,
     );
     await Promise.all([...this.conns.values()].map((c) => c.close()));
     this.conns.clear();

@@ -30,7 +30,7 @@ export function checkSpan(buf: BufferLike, type: Datatype, count: number, call: 
 }
 
 /** The widest word size every address of the copy is a multiple of. */
-function wordSize(type: Datatype, addrA: number, addrB: number): 1 | 2 | 4 | 8 {
+export function wordSize(type: Datatype, addrA: number, addrB: number): 1 | 2 | 4 | 8 {
   let bits = addrA | addrB | type.extent;
   const { segDisp, segLen } = type.map;
   for (let s = 0; s < segDisp.length && (bits & 1) === 0; s++) bits |= segDisp[s]! | segLen[s]!;
@@ -42,9 +42,9 @@ function wordSize(type: Datatype, addrA: number, addrB: number): 1 | 2 | 4 | 8 {
 // 8-byte words are copied as float64: V8 moves the bits of a typed-array double unchanged (NaN
 // payloads included, in every tier; the unit tests check it), and one load per element is what
 // makes a strided column as cheap as a loop written by hand.
-type Words = Float64Array | Int32Array | Int16Array | Uint8Array;
+export type Words = Float64Array | Int32Array | Int16Array | Uint8Array;
 
-function wordsOf(buffer: ArrayBufferLike, w: 1 | 2 | 4 | 8): Words {
+export function wordsOf(buffer: ArrayBufferLike, w: 1 | 2 | 4 | 8): Words {
   const n = Math.floor(buffer.byteLength / w);
   if (w === 8) return new Float64Array(buffer, 0, n);
   if (w === 4) return new Int32Array(buffer, 0, n);

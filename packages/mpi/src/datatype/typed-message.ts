@@ -2,9 +2,10 @@ import type { BufferLike } from '../data';
 import { bytesOf, DataKind, kindName } from '../data';
 import { ErrorClass, MpiError } from '../errors';
 import type { RpiRequest } from '../rpi/request';
-import type { RpiGather } from '../rpi/types';
+import type { RecvScatter, RpiGather, RpiScatter } from '../rpi/types';
 import { Datatype } from './datatype';
 import { gatherList } from './gather-list';
+import { LayoutScatter } from './layout-scatter';
 import { checkSpan, isContiguousAtStart, packInto, unpackFrom } from './pack';
 import { returnScratch, takeScratch } from './scratch';
 
@@ -83,10 +84,14 @@ export function releasePacked(packed: { bytes: Uint8Array; staged: boolean }): v
 
 /**
  * Where a receive puts the bytes and how it finishes: into the caller's buffer directly (a plain
- * buffer or a contiguous type), else into a packed staging area that `finish` unpacks.
+ * buffer or a contiguous type); into the layout as the bytes arrive (`scatter`, when the rpi
+ * offers it); else into a packed staging area that `finish` unpacks.
  */
 export interface RecvLayout {
-  bytes: Uint8Array;
+  /** The receive buffer; null when the receive is scattered. */
+  bytes: Uint8Array | null;
+  /** The incremental unpacker into the caller's layout (`req.scatter`), or null. */
+  scatter: RecvScatter | null;
   /** The receive's element kind (the type's one kind, or BUFFER). */
   kind: number;
   /** Bytes per counted item for the status (the type's size; 0: the sender's element type). */
@@ -97,12 +102,14 @@ export interface RecvLayout {
 
 /**
  * The layout of a receive into `into`. `once`: the receive completes once (not persistent), so
- * its staging memory is reused memory, given back after `finish`.
+ * its staging memory is reused memory, given back after `finish`. `offer`: the rpi's
+ * `RpiActions.scatter` (null: stage a non-contiguous receive).
  */
 export function recvLayout(
   into: BufferLike | TypedMessage,
   call: string,
   once = false,
+  offer: RpiScatter | null = null,
 ): RecvLayout {
   if (!isTypedMessage(into)) {
     throw new MpiError(ErrorClass.ERR_INTERN, `${call}: recvLayout of a plain buffer`);
@@ -110,6 +117,19 @@ export function recvLayout(
   const { buf, type, count } = partsOf(into, call);
   const n = count * type.size;
   const contiguous = isContiguousAtStart(type, count);
+  const kind = type.messageKind;
+  const elementBytes = Math.max(type.size, 1);
+  if (!contiguous && offer !== null && n >= offer.minBytes) {
+    const check = (sent: number, length: number) => signatureMismatch(type, sent, length, call);
+    return {
+      bytes: null,
+      scatter: new LayoutScatter(buf, type, count, check),
+      kind,
+      elementBytes,
+      // The signature was checked at match (the bytes were dropped on a mismatch).
+      finish: (req) => req.error,
+    };
+  }
   const staged = !contiguous && once;
   const bytes = contiguous
     ? bytesOf(buf).subarray(type.trueLb, type.trueLb + n)
@@ -127,8 +147,9 @@ export function recvLayout(
   };
   return {
     bytes,
-    kind: type.messageKind,
-    elementBytes: Math.max(type.size, 1),
+    scatter: null,
+    kind,
+    elementBytes,
     finish: (req) => {
       const err = finishRecv(req);
       if (staged) returnScratch(bytes);

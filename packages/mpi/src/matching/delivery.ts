@@ -16,20 +16,28 @@ export function matchStatus(req: RpiRequest, proc: Proc, msg: MessageFields): nu
   req.seq = seq;
   if (req.proc === null) req.proc = proc;
   const buf = req.buf;
-  if (buf === null) {
+  const scatter = req.scatter;
+  if (buf === null && scatter === null) {
     req.stLength = length;
     return length;
   }
+  const room = buf !== null ? buf.byteLength : scatter!.length;
   let deliver = length;
-  if (length > buf.byteLength) {
-    deliver = buf.byteLength;
+  if (scatter !== null) req.error = scatter.matched(kind, length);
+  if (length > room) {
+    deliver = room;
     req.flags |= ReqFlag.TRUNC;
-    req.error = new MpiError(
+    req.error ??= new MpiError(
       ErrorClass.ERR_TRUNCATE,
       `message truncated: ${length} bytes from rank ${source} (tag ${tag}) do not fit the ` +
-        `receive buffer of ${buf.byteLength} bytes; probe first to size the buffer`,
+        `receive buffer of ${room} bytes; probe first to size the buffer`,
     );
-  } else if (kind === DataKind.OBJECT && req.kind !== DataKind.OBJECT && length > 0) {
+  } else if (
+    req.error === null &&
+    kind === DataKind.OBJECT &&
+    req.kind !== DataKind.OBJECT &&
+    length > 0
+  ) {
     req.error = new MpiError(
       ErrorClass.ERR_TYPE,
       `rank ${source} sent a msgpackr-encoded object (tag ${tag}) but the receive buffer is a ` +
@@ -41,11 +49,15 @@ export function matchStatus(req: RpiRequest, proc: Proc, msg: MessageFields): nu
 }
 
 /**
- * Delivers a complete message into a matched receive: copies into its buffer, or, for a
- * receive without a buffer, adopts `data` when the caller says it may (else copies).
+ * Delivers a complete message into a matched receive: copies into its buffer (or its layout,
+ * `req.scatter`), or, for a receive without a buffer, adopts `data` when the caller says it may (else copies).
  */
 export function deliverBytes(req: RpiRequest, data: Uint8Array, adopt: boolean): void {
   const n = req.stLength;
+  if (req.scatter !== null) {
+    if (n > 0) req.scatter.write(n === data.byteLength ? data : data.subarray(0, n), 0);
+    return;
+  }
   if (req.buf === null) {
     if (adopt) req.buf = n === data.byteLength ? data : data.subarray(0, n);
     else {

@@ -24,6 +24,7 @@ import {
   gatherOffer,
   MODE_TYPE,
   procNullStatus,
+  scatterOffer,
   useGather,
 } from './request-fill';
 
@@ -166,7 +167,7 @@ export function recvInto(
     let layout: RecvLayout | null = null;
     if (isTypedMessage(into)) {
       try {
-        layout = recvLayout(into, 'recv', true);
+        layout = recvLayout(into, 'recv', true, scatterOffer(comm));
       } catch (err) {
         return fail<Status>(comm, err, 'recv');
       }
@@ -178,6 +179,7 @@ export function recvInto(
     const req = comm.host.engine.acquire();
     const bytes = layout ? layout.bytes : plain instanceof Uint8Array ? plain : bytesOf(plain);
     fillRecv(comm, req, ReqType.RECV, bytes, kind, source, tag);
+    if (layout) req.scatter = layout.scatter;
     return runBlocking(comm, req).then((r) => {
       const st = statusOf(r, elementBytes);
       const typedErr = layout ? layout.finish(r) : null;

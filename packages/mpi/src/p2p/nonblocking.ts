@@ -25,6 +25,7 @@ import {
   gatherOffer,
   MODE_TYPE,
   procNullStatus,
+  scatterOffer,
   useGather,
 } from './request-fill';
 
@@ -146,7 +147,7 @@ export function makeRecv(
   let layout: RecvLayout | null = null;
   if (isTypedMessage(into)) {
     try {
-      layout = recvLayout(into, call, !persistent);
+      layout = recvLayout(into, call, !persistent, scatterOffer(comm));
     } catch (err) {
       throw comm.raiseSync(err, call);
     }
@@ -166,6 +167,7 @@ export function makeRecv(
       if (rreq === null) {
         rreq = new RpiRequest();
         fillRecv(comm, rreq, ReqType.RECV, bytes, kind, source, tag);
+        if (layout) rreq.scatter = layout.scatter;
         if (persistent) rreq.marks |= ReqMark.PERSIST;
         engine.build(rreq);
       } else {

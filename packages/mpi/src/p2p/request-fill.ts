@@ -2,7 +2,7 @@ import type { Communicator } from '../comm';
 import { ANY_SOURCE, ANY_TAG, PROC_NULL } from '../constants';
 import type { ReqTypeValue, RpiRequest } from '../rpi/request';
 import { ReqMark, ReqType } from '../rpi/request';
-import type { RpiGather } from '../rpi/types';
+import type { RpiGather, RpiScatter } from '../rpi/types';
 import { Status } from '../status';
 
 /** The four send modes of MPI-1 and the request type each becomes. */
@@ -31,6 +31,7 @@ export function fillSend(
   req.buf = bytes;
   req.gather = null;
   req.gatherLength = 0;
+  req.scatter = null;
   req.kind = kind;
   req.rank = dest;
   req.tag = tag;
@@ -49,6 +50,16 @@ export function gatherOffer(comm: Communicator, mode: SendMode, dest: number): R
   const engine = comm.host.engine;
   const offer = engine.actions.gather;
   return offer !== undefined && comm.remote[dest] !== engine.myProc ? offer : null;
+}
+
+/**
+ * What the selected rpi offers for scattering a receive into its layout (`RpiActions.scatter`),
+ * or null. Not while rollback logging is on (a cr module): the log keeps the received bytes by
+ * reference to the receive buffer, which a scattered receive does not have.
+ */
+export function scatterOffer(comm: Communicator): RpiScatter | null {
+  const engine = comm.host.engine;
+  return engine.crLog === null ? (engine.actions.scatter ?? null) : null;
 }
 
 /** Makes a filled send carry `list` (ranges of the user's buffer) instead of packed bytes. */
@@ -76,6 +87,7 @@ export function fillRecv(
   req.buf = buf;
   req.gather = null;
   req.gatherLength = 0;
+  req.scatter = null;
   req.kind = kind;
   req.rank = source;
   req.tag = tag;

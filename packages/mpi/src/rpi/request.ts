@@ -1,6 +1,7 @@
 import { DataKind } from '../data';
 import type { MpiError } from '../errors';
 import type { Proc } from '../proc';
+import type { RecvScatter } from './types';
 
 /** What a request does (`rq_type`). Blocking or not is a flag, not a type. */
 export const ReqType = {
@@ -85,6 +86,12 @@ export class RpiRequest {
    */
   gather: readonly Uint8Array[] | null = null;
   gatherLength = 0;
+  /**
+   * A receive's destination as a layout (a derived datatype) instead of `buf`, with `buf` null:
+   * only for a module that declares `RpiActions.scatter`, and only as its threshold allows. Null
+   * for every other request.
+   */
+  scatter: RecvScatter | null = null;
   /** `DataKind` of the bytes sent, or of the receive buffer (`OBJECT` when receiving without one). */
   kind: number = DataKind.OBJECT;
   /** Peer rank in the communicator: destination of a send, source of a receive (or ANY_SOURCE). */

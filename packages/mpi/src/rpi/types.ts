@@ -24,6 +24,7 @@
 import type { ParamRegistry, SsiModule } from '@ssi/core';
 import { FRAMEWORKS } from '@ssi/core';
 import type { ThreadLevel } from '../constants';
+import type { MpiError } from '../errors';
 import type { JobRuntime } from '../job-runtime';
 import type { MessageHeader } from '../matching/header';
 import type { UnexpectedMessage } from '../matching/unexpected';
@@ -191,6 +192,45 @@ export interface RpiActions {
    * same either way (the receiver cannot tell).
    */
   readonly gather?: RpiGather;
+  /**
+   * Optional: the module can put a receive's bytes into a layout that is not one buffer (a
+   * derived datatype) through `req.scatter` (`RecvScatter`), chunk by chunk as they arrive, so
+   * the MPI layer need not stage the whole message and unpack it afterwards. When present,
+   * receives to which it applies come with `req.scatter` set and `req.buf` null (a module must
+   * then not give such a receive a buffer of its own); every other receive comes as before.
+   */
+  readonly scatter?: RpiScatter;
+}
+
+/** When a module wants a receive as a `RecvScatter` (`RpiActions.scatter`) instead of staged. */
+export interface RpiScatter {
+  /** Receives of fewer packed bytes than this come staged (one buffer, unpacked at the end). */
+  readonly minBytes: number;
+}
+
+/**
+ * Where a scattered receive's bytes go: the MPI layer's incremental unpacker over the receive's
+ * type map. Positions are byte offsets in the packed form of the message (the bytes on the
+ * wire). An rpi hands over every byte it delivers, once, in any chunking and any order, either
+ * by `write` or by reading straight into a view from `run`.
+ */
+export interface RecvScatter {
+  /** Packed bytes the layout holds (what `buf.byteLength` is for a receive into a buffer). */
+  readonly length: number;
+  /** Places packed bytes `[at, at + src.byteLength)` (within `length`) into the layout. */
+  write(src: Uint8Array, at: number): void;
+  /**
+   * The user's memory that packed bytes `[at, at + k)` go to, as one view, when they are
+   * contiguous there for `k >= min` bytes (`k` at most `max`); else null. Bytes put into the view
+   * need no `write`. Null as well when the message is not to be delivered (a type error).
+   */
+  run(at: number, min: number, max: number): Uint8Array | null;
+  /**
+   * The MPI layer calls this when the receive matches a message of element kind `kind`: a
+   * signature mismatch is returned (the receive's error) and the bytes are then dropped, leaving
+   * the user's buffer untouched. Not for rpi modules.
+   */
+  matched(kind: number, length: number): MpiError | null;
 }
 
 /** When a module wants a send as a list of byte ranges (`RpiActions.gather`) instead of packed. */

@@ -27,7 +27,10 @@ same run (rounds interleaved, each round fresh processes of every column in a ro
 with --block B the column is n/B blocks of B contiguous doubles, one per row:
   contig   n contiguous doubles (no column): the floor of the others
   vector   [matrix, Datatype.vector(n/B, B, stride, FLOAT64), 1] on both sides, packed by the
-           MPI layer (rpi_tcp_gather 0)
+           MPI layer (rpi_tcp_gather 0), received scattered into the column as the bytes arrive
+           (tcp's default)
+  staged   the same, every receive staged whole and unpacked afterwards (rpi_tcp_scatter 0: the
+           receive path before scattering)
   gather   the same, every send gathered by tcp from the matrix (one writev; thresholds at
            their minimum: rpi_tcp_gather_min 0, rpi_tcp_gather_range 1)
   hand     the column packed by a JavaScript loop into a Float64Array, and unpacked by one
@@ -41,14 +44,15 @@ options:
   --stride N     doubles per matrix row (default 8)
   --block B      contiguous doubles per row in the column (default 1; at most --stride)
   --cpus A,B     pin rank 0 to CPU A and rank 1 to CPU B (default none: the scheduler places)
-  --only LIST    columns to run: contig,vector,gather,hand,ompi (default all)
+  --only LIST    columns to run: contig,vector,staged,gather,hand,ompi (default all)
   --quick        a tenth of the iterations`;
 
-const COLUMNS = ['contig', 'vector', 'gather', 'hand', 'ompi'] as const;
+const COLUMNS = ['contig', 'vector', 'staged', 'gather', 'hand', 'ompi'] as const;
 /** The tcp parameters of each @ssi/mpi column (and the program's mode). */
 const SSI_COLUMNS: Record<string, { mode: string; ssi: Record<string, number> }> = {
   contig: { mode: 'contig', ssi: {} },
   vector: { mode: 'vector', ssi: { rpi_tcp_gather: 0 } },
+  staged: { mode: 'vector', ssi: { rpi_tcp_gather: 0, rpi_tcp_scatter: 0 } },
   gather: { mode: 'vector', ssi: { rpi_tcp_gather_min: 0, rpi_tcp_gather_range: 1 } },
   hand: { mode: 'hand', ssi: {} },
 };
@@ -159,6 +163,7 @@ export const pingpongVectorCommand: BenchCommand = {
           { title: 'vector/hand', value: (r) => ratio(med('vector', r.i), med('hand', r.i)) },
           { title: 'vector/contig', value: (r) => ratio(med('vector', r.i), med('contig', r.i)) },
           { title: 'vector/ompi', value: (r) => ratio(med('vector', r.i), med('ompi', r.i)) },
+          { title: 'vector/staged', value: (r) => ratio(med('vector', r.i), med('staged', r.i)) },
           { title: 'gather/hand', value: (r) => ratio(med('gather', r.i), med('hand', r.i)) },
           { title: 'gather/vector', value: (r) => ratio(med('gather', r.i), med('vector', r.i)) },
           { title: 'gather/ompi', value: (r) => ratio(med('gather', r.i), med('ompi', r.i)) },
