@@ -101,8 +101,8 @@ export interface RecvLayout {
 }
 
 /**
- * The layout of a receive into `into`. `once`: the receive completes once (not persistent), so
- * its staging memory is reused memory, given back after `finish`. `offer`: the rpi's
+ * The layout of a receive into `into`. `once`: the receive completes once (not persistent) and
+ * nothing keeps its bytes after `finish`, so its staging memory is reused memory, given back then. `offer`: the rpi's
  * `RpiActions.scatter` (null: stage a non-contiguous receive).
  */
 export function recvLayout(

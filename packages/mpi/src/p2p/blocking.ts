@@ -25,6 +25,7 @@ import {
   MODE_TYPE,
   procNullStatus,
   scatterOffer,
+  stagingReusable,
   useGather,
 } from './request-fill';
 
@@ -167,7 +168,7 @@ export function recvInto(
     let layout: RecvLayout | null = null;
     if (isTypedMessage(into)) {
       try {
-        layout = recvLayout(into, 'recv', true, scatterOffer(comm));
+        layout = recvLayout(into, 'recv', stagingReusable(comm), scatterOffer(comm));
       } catch (err) {
         return fail<Status>(comm, err, 'recv');
       }

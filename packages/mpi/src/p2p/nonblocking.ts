@@ -26,6 +26,7 @@ import {
   MODE_TYPE,
   procNullStatus,
   scatterOffer,
+  stagingReusable,
   useGather,
 } from './request-fill';
 
@@ -147,7 +148,7 @@ export function makeRecv(
   let layout: RecvLayout | null = null;
   if (isTypedMessage(into)) {
     try {
-      layout = recvLayout(into, call, !persistent, scatterOffer(comm));
+      layout = recvLayout(into, call, !persistent && stagingReusable(comm), scatterOffer(comm));
     } catch (err) {
       throw comm.raiseSync(err, call);
     }

@@ -62,6 +62,15 @@ export function scatterOffer(comm: Communicator): RpiScatter | null {
   return engine.crLog === null ? (engine.actions.scatter ?? null) : null;
 }
 
+/**
+ * Whether a one-shot receive may stage into reused memory, given back once it is unpacked. Not
+ * while rollback logging is on: the log refers to the staged bytes until the rank's next quiet
+ * point, and a later receive must not overwrite them there.
+ */
+export function stagingReusable(comm: Communicator): boolean {
+  return comm.host.engine.crLog === null;
+}
+
 /** Makes a filled send carry `list` (ranges of the user's buffer) instead of packed bytes. */
 export function useGather(req: RpiRequest, list: readonly Uint8Array[]): void {
   let n = 0;
