@@ -13,14 +13,19 @@ export interface CommandResult {
 
 /**
  * The runner script: waits until it is no longer in the checkpointed process's tree (`setsid -f`
- * forks, and the fork's parent — a child of that process — exits at once), then runs the command
- * with its stderr and stdout in files and writes the exit status last, atomically. A process-image
+ * forks, and the fork's parent — a child of that process — exits at once; the wait ends when the
+ * runner's parent is neither the process, `$4`, nor a child of it), then runs the command with
+ * its stdout and stderr in files and writes the exit status last, atomically. A process-image
  * checkpointer dumps a process with all its descendants, so the one doing the dump must not be
  * one of them (CRIU refuses, or dumps itself).
  */
 const RUNNER = `
 echo $$ > "$3/pid"
-while [ "$(cut -d' ' -f4 /proc/$$/stat)" = "$PPID" ] && kill -0 "$PPID" 2>/dev/null; do sleep 0.01; done
+while :; do
+  pp=$(cut -d' ' -f4 /proc/$$/stat)
+  [ "$pp" = "$4" ] || [ "$(cut -d' ' -f4 /proc/$pp/stat 2>/dev/null)" = "$4" ] || break
+  sleep 0.01
+done
 sh -c "$1" > "$3/stdout" 2> "$3/stderr"
 echo $? > "$3/status.tmp" && mv "$3/status.tmp" "$3/status"
 `;
@@ -40,7 +45,7 @@ export async function runDetached(
   await rm(join(workDir, 'status'), { force: true });
   const child = spawn(
     'setsid',
-    ['-f', 'sh', '-c', RUNNER, 'ssi-cr-external', command, '', workDir],
+    ['-f', 'sh', '-c', RUNNER, 'ssi-cr-external', command, '', workDir, String(process.pid)],
     {
       stdio: 'ignore',
       env: { ...process.env, ...env },
