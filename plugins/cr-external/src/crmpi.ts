@@ -92,7 +92,7 @@ const crmpiExternal: CrmpiModule = defineModule<CrmpiModule>({
           const verdict = await withTimeout(
             hookPoint().handOver({ ...place, size: point.size }),
             timeoutMs,
-            'the in-process checkpointer to unfreeze() or restore()',
+            'the in-process checkpointer (a freeze() call or an onFreeze handler in the program) to unfreeze() or restore()',
           );
           if (verdict === 'restore') restoredSeries.add(point.series);
           record = { backend: 'hooks', place, verdict, ms: performance.now() - t0 };

@@ -33,31 +33,39 @@ class HookPoint {
   handler: FreezeHandler | null = null;
   pending: Pending | null = null;
   freezeWaiters: ((f: FrozenProcess) => void)[] = [];
+  private offerLater: (() => boolean) | null = null;
 
-  /** The module's side: the process is frozen; resolves with the checkpointer's verdict. */
+  /**
+   * The module's side: the process is frozen; resolves with the checkpointer's verdict. A
+   * program's `freeze()` call takes it first; else the `onFreeze` handler; with neither, it waits
+   * for one (a rank can be frozen by a checkpoint another rank's `freeze()` started before its
+   * own `freeze()` call is made; the module's time-out bounds the wait).
+   */
   handOver(frozen: FrozenProcess): Promise<Verdict> {
     return new Promise<Verdict>((resolve, reject) => {
-      const waiters = this.freezeWaiters.splice(0);
-      if (waiters.length > 0) {
-        this.pending = { frozen, decide: resolve };
-        for (const w of waiters) w(frozen);
-        return;
-      }
-      if (this.handler === null) {
-        reject(
-          new Error(
-            'crmpi external (back end hooks): no checkpointer is attached to this process; ' +
-              'call checkpointerHooks(mpi).onFreeze(handler) or freeze() in the program, or choose ' +
-              'another back end (crmpi_external_backend generic | criu)',
-          ),
-        );
-        return;
-      }
       this.pending = { frozen, decide: resolve };
-      Promise.resolve()
-        .then(() => this.handler!(frozen))
-        .then((v) => this.decide(v, 'the onFreeze handler'), reject);
+      const offer = () => {
+        const waiters = this.freezeWaiters.splice(0);
+        if (waiters.length > 0) {
+          for (const w of waiters) w(frozen);
+          return true;
+        }
+        if (this.handler === null) return false;
+        const handler = this.handler;
+        Promise.resolve()
+          .then(() => handler(frozen))
+          .then((v) => this.decide(v, 'the onFreeze handler'))
+          .catch(reject);
+        return true;
+      };
+      if (!offer()) this.offerLater = offer;
     });
+  }
+
+  /** A freeze() call or a handler arrived: a frozen process waiting for one is offered again. */
+  arrived(): void {
+    const offer = this.offerLater;
+    if (offer !== null && offer()) this.offerLater = null;
   }
 
   decide(v: Verdict, who: string): void {
@@ -67,6 +75,7 @@ class HookPoint {
     const p = this.pending;
     if (p === null) throw new Error(`${who}: this process is not frozen (call freeze() first)`);
     this.pending = null;
+    this.offerLater = null;
     p.decide(v);
   }
 }
@@ -128,13 +137,20 @@ export function checkpointerHooks(mpi: { cr: CheckpointApi }): CheckpointerHooks
           ),
         );
       }
-      if (point.pending !== null) return Promise.resolve(point.pending.frozen);
       return new Promise<FrozenProcess>((resolve, reject) => {
-        point.freezeWaiters.push(resolve);
-        // Nothing froze: this call asks; a refusal is the freeze's error.
+        let served = false;
+        const waiter = (f: FrozenProcess) => {
+          served = true;
+          resolve(f);
+        };
+        point.freezeWaiters.push(waiter);
+        // This rank may be frozen already, by a checkpoint another rank's freeze() started.
+        point.arrived();
+        // Always asked, so that every rank's k-th freeze() is the job's k-th checkpoint request
+        // (mpirun pairs them); a refusal is the freeze's error.
         void mpi.cr.checkpoint().then((outcome) => {
-          const i = point.freezeWaiters.indexOf(resolve);
-          if (!outcome.ok && i >= 0) {
+          const i = point.freezeWaiters.indexOf(waiter);
+          if (!outcome.ok && !served && i >= 0) {
             point.freezeWaiters.splice(i, 1);
             reject(new Error(`freeze(): no checkpoint: ${outcome.reason}`));
           }
@@ -146,6 +162,7 @@ export function checkpointerHooks(mpi: { cr: CheckpointApi }): CheckpointerHooks
     onFreeze(handler) {
       if (typeof handler !== 'function') throw new Error('onFreeze: the handler is not a function');
       point.handler = handler;
+      point.arrived();
       return () => {
         if (point.handler === handler) point.handler = null;
       };

@@ -81,12 +81,16 @@ it('freeze, unfreeze and restore around a ring of messages in flight, 3 ranks', 
   writeFileSync(join(w.ctl, 'stop'), '');
   const end = await job.done;
   expect(end.code, job.out).toBe(0);
-  expect(job.out.match(/ring OK after \d+ steps, 3 checkpoints continued/g), job.out).toHaveLength(3);
+  expect(job.out.match(/ring OK after \d+ steps, 3 checkpoints continued/g), job.out).toHaveLength(
+    3,
+  );
 
   const all = calls(w.ctl);
   expect(all, 'one call per rank and series').toHaveLength(9);
   for (const c of all) expect(c.problems, `rank ${c.rank} series ${c.series}`).toEqual([]);
-  const [one, two, three] = [1, 2, 3].map((s) => bySeries(all, s));
+  const one = bySeries(all, 1);
+  const two = bySeries(all, 2);
+  const three = bySeries(all, 3);
   for (let r = 0; r < 3; r++) {
     // Each rank has its two ring connections (and may have more to peers it never used).
     expect(one[r]!.sockets.length, `rank ${r}'s sockets`).toBeGreaterThanOrEqual(2);
@@ -128,5 +132,7 @@ it('a checkpoint command that fails: the series is given up with its exit status
   writeFileSync(join(w.ctl, 'stop'), '');
   const end = await job.done;
   expect(end.code, job.out).toBe(0);
-  expect(job.out.match(/ring OK after \d+ steps, 2 checkpoints continued/g), job.out).toHaveLength(2);
+  expect(job.out.match(/ring OK after \d+ steps, 2 checkpoints continued/g), job.out).toHaveLength(
+    2,
+  );
 });
