@@ -1,5 +1,6 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { runCli } from '@ssi/cli/testing';
 import { CheckpointStore } from '@ssi/mpi';
 import { afterEach, expect, it } from 'vitest';
 import { decodeRecord, EXTERNAL_SECTION } from '../src/record';
@@ -113,6 +114,13 @@ it('freeze, unfreeze and restore around a ring of messages in flight, 3 ranks', 
     expect(existsSync(join(rec.place.image, 'image.txt'))).toBe(true);
   }
   expect(existsSync(join(dir, 'series-3', 'MANIFEST.json'))).toBe(true);
+
+  // lamrestart cannot start process images again: it says so, with each rank's restart command.
+  const again = await runCli('lamrestart', [dir], process.env, { timeoutMs: 60_000 });
+  const text = again.stdout + again.stderr;
+  expect(again.code, text).not.toBe(0);
+  expect(text).toMatch(/was written by the external cr module: it holds process images/);
+  expect(text).toMatch(/restart command: restore-image --from \S+external-\d\/image --pid \d+/);
 });
 
 it('a checkpoint command that fails: the series is given up with its exit status and stderr, the job goes on', async () => {
