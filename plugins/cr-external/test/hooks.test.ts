@@ -42,6 +42,9 @@ it('freeze/unfreeze, freeze/restore, a lamcheckpoint through onFreeze and mpi.cr
     '--ssi',
     'crlam_external_dir',
     w.root,
+    '--ssi',
+    'crlam_external_keep',
+    '10',
     join(FIXTURES, 'hooks.mjs'),
     w.ctl,
   ]);

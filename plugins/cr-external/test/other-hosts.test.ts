@@ -109,7 +109,7 @@ describe.skipIf(!available.ok)(
       const store = await CheckpointStore.open(jobDir(ckpt), { create: false });
       for (let rank = 0; rank < 3; rank++) {
         const rec = decodeRecord(
-          (await store.readRankFile(1, rank)).sections.get(EXTERNAL_SECTION)!,
+          (await store.readRankFile(3, rank)).sections.get(EXTERNAL_SECTION)!,
           `rank ${rank}`,
         );
         expect(rec.place.node, `rank ${rank} ran its checkpointer on its own node`).toBe(
