@@ -56,7 +56,7 @@ it('freeze/unfreeze, freeze/restore, a lamcheckpoint through onFreeze and mpi.cr
   expect(end.code, job.out).toBe(0);
   for (const rank of [0, 1]) {
     expect(job.out).toContain(
-      `rank ${rank}: hooks OK freeze:1 unfreeze:1 freeze:2 restore:2 handler:3 handler:4 app:4`,
+      `rank ${rank}: hooks OK freeze:1 unfreeze:1:r0 freeze:2 restore:2:r1 handler:3 handler:4 app:4`,
     );
   }
   const dir = jobDir(w.root);
