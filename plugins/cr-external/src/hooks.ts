@@ -64,8 +64,7 @@ class HookPoint {
 
   /** A freeze() call or a handler arrived: a frozen process waiting for one is offered again. */
   arrived(): void {
-    const offer = this.offerLater;
-    if (offer !== null && offer()) this.offerLater = null;
+    if (this.offerLater?.()) this.offerLater = null;
   }
 
   decide(v: Verdict, who: string): void {
