@@ -17,6 +17,8 @@ interface Saved {
   error?: string;
   drainMs: number;
   saveMs: number;
+  /** The rank's crmpi module says it was restored from its image (reconnect, do not continue). */
+  restored?: boolean;
 }
 
 /** Waits for one message of a type from every rank, or gives up at a deadline. */
@@ -232,7 +234,9 @@ export class JobCheckpoints {
     }
     const ranks = [...saved.got.values()].map((s) => s.saved!).sort((a, b) => a.rank - b.rank);
     const result = await this.crlam.commitSeries(plan, ranks);
-    this.control.send('all', CrMessage.DONE, { series: plan.series, committed: true });
+    const restore = [...saved.got.values()].some((s) => s.restored === true);
+    if (restore) say('a rank was restored from its image: every rank re-creates its connections');
+    this.control.send('all', CrMessage.DONE, { series: plan.series, committed: true, restore });
     const done = performance.now();
     const phases = phasesOf([...saved.got.values()], { t0, prepared, savedAt, done });
     if (result.pruned.length) say(`removed old series ${result.pruned.join(', ')} (keep rule)`);

@@ -57,7 +57,9 @@ export class RankCheckpoints {
       ),
       c.on(CrMessage.GO, (p) => this.inOrder(() => this.onGo(p as Prepare))),
       c.on(CrMessage.DONE, (p) =>
-        this.inOrder(() => this.onDone(p as { series: number; committed: boolean })),
+        this.inOrder(() =>
+          this.onDone(p as { series: number; committed: boolean; restore?: boolean }),
+        ),
       ),
     );
     const why = await this.whyNotCheckpointable();
@@ -161,6 +163,7 @@ export class RankCheckpoints {
     let saved: SavedRank | undefined;
     let error: string | undefined;
     let drainMs = 0;
+    let restored = false;
     try {
       await engine.crCheckpoint();
       await this.eachColl((a, comm) => a.checkpoint?.(comm));
@@ -177,6 +180,7 @@ export class RankCheckpoints {
         image,
         applicationSections: () => this.args.api.collectSections(),
       });
+      restored = this.args.module.restored?.(p.series) === true;
     } catch (err) {
       error = `rank ${rank}: ${(err as Error).message}`;
       this.args.verbose(0, `checkpoint series ${p.series} failed: ${error}`);
@@ -187,13 +191,20 @@ export class RankCheckpoints {
       error,
       drainMs,
       saveMs: performance.now() - t0 - drainMs,
+      restored: restored || undefined,
     });
   }
 
-  private async onDone(d: { series: number; committed: boolean }): Promise<void> {
+  private async onDone(d: {
+    series: number;
+    committed: boolean;
+    restore?: boolean;
+  }): Promise<void> {
     this.prepared = null;
     await this.eachColl((a, comm) => a.continue?.(comm));
-    await this.args.engine.crContinue();
+    // A rank was restored from its image (system-level checkpointer): every rank reconnects.
+    if (d.restore === true) await this.args.engine.crRestart();
+    else await this.args.engine.crContinue();
     keepAlive.release();
     await this.args.module.continue?.(d.series, d.committed);
     this.state = 'IDLE';

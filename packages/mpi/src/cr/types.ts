@@ -75,6 +75,13 @@ export interface CrmpiActions {
   continue?(series: number, committed: boolean): Promise<void>;
   /** In a restarted process, at `MPI.init`: reads what this rank saved in `seriesDir`. */
   restart(seriesDir: string, rank: number): Promise<RestoredRank>;
+  /**
+   * Optional, for system-level checkpointers (AVS's restore): asked after `checkpoint` returned;
+   * true when this process was restored from its image meanwhile, so its connections are gone.
+   * mpirun then tells every rank to re-create its connections (the rpi's `restart`) instead of
+   * continuing: reconnecting is collective, so one restored rank restores them all.
+   */
+  restored?(series: number): boolean;
   finalize?(): Promise<void>;
 }
 
@@ -143,9 +150,9 @@ export const CrMessage = {
   RETREAT: 'cr.retreat',
   /** mpirun → ranks: `{ series, dir, attempt }`: drain and save. */
   GO: 'cr.go',
-  /** rank → mpirun: `{ series, saved?, error?, drainMs, saveMs }`. */
+  /** rank → mpirun: `{ series, saved?, error?, drainMs, saveMs, restored? }`. */
   SAVED: 'cr.saved',
-  /** mpirun → ranks: `{ series, committed, reason? }`: continue. */
+  /** mpirun → ranks: `{ series, committed, restore? }`: continue (restore: reconnect first). */
   DONE: 'cr.done',
 } as const;
 
