@@ -215,6 +215,56 @@ describe('SIGTERM to mpirun', () => {
   });
 });
 
+/** A drop-in coll module package `coll-<name>` under `dir`, with `body` as its module object. */
+function dropInColl(dir: string, name: string, typeApi: string, body: string): void {
+  const pkg = join(dir, `coll-${name}`);
+  mkdirSync(pkg, { recursive: true });
+  writeFileSync(
+    join(pkg, 'package.json'),
+    JSON.stringify({
+      name: `coll-${name}`,
+      version: '1.0.0',
+      type: 'module',
+      ssi: { modules: [{ type: 'coll', name, typeApi, entry: './index.js' }] },
+    }),
+  );
+  writeFileSync(
+    join(pkg, 'index.js'),
+    `export default { ssiApi: '1.0.0', type: 'coll', typeApi: '${typeApi}', name: '${name}', version: '1.0.0', ${body} };\n`,
+  );
+}
+
+describe('a coll module the user named that cannot run', () => {
+  it('is a warning naming why, said once; the job runs on the next module', async () => {
+    const dir = join(work, 'coll-failures');
+    dropInColl(
+      dir,
+      'boom',
+      '1.2.0',
+      `query() { throw new Error('no dissemination here'); }, init: () => ({})`,
+    );
+    dropInColl(dir, 'old', '0.9.0', 'query: () => ({ priority: 100 }), init: () => ({})');
+    const r = await mpirun(['-np', '3', '--ssi', 'coll', 'boom,old,lam_basic', 'barrier.mjs'], {
+      SSI_MODULE_PATH: dir,
+    });
+    expect(r.code, r.stderr).toBe(0);
+    const named = 'named by --ssi coll boom,old,lam_basic, cannot run';
+    const lines = r.stderr.trimEnd().split('\n');
+    expect(lines, r.stderr).toHaveLength(2);
+    expect(lines).toContain(
+      `[0] warning: coll module "boom", ${named}: its query failed: no dissemination here; lam_basic serves COMM_WORLD`,
+    );
+    const old = new RegExp(
+      `^\\[0\\] warning: coll module "old", ${named}: it is unavailable: coll module "old" .* is written for coll API 0\\.9\\.0, .*; lam_basic serves COMM_WORLD$`,
+    );
+    expect(
+      lines.filter((l) => old.test(l)),
+      r.stderr,
+    ).toHaveLength(1);
+    expect(r.stdout).toContain('[2] barrier done 2');
+  });
+});
+
 describe('SSI_MODULE_PATH in a booted universe', () => {
   it('reaches the ranks without -x: a drop-in coll module outside the workspace is used', async () => {
     const dropIns = join(work, 'drop-ins');
