@@ -47,10 +47,11 @@ export class CollFramework {
   private readonly ctx: CollContext;
   /** Named modules already warned about: a warning is said once, by world rank 0. */
   private readonly warned = new Set<string>();
-  private readonly write: (line: string) => void;
+  private readonly warn: (line: string) => void;
 
   constructor(ctx: SsiContext, write?: (line: string) => void) {
-    this.write = write ?? ((line) => process.stderr.write(`${line}\n`));
+    // Warnings go to stderr as they are: said by one rank only, a "[rank N]" prefix would mislead.
+    this.warn = (line) => process.stderr.write(`${line}\n`);
     this.framework = new Framework<CollModule>('coll', {
       params: ctx.params,
       discovery: ctx.discovery,
@@ -151,7 +152,7 @@ export class CollFramework {
     for (const f of [...unavailable, ...chosen.failed]) {
       if (!this.framework.request.include?.includes(f.name) || this.warned.has(f.name)) continue;
       this.warned.add(f.name);
-      this.write(
+      this.warn(
         `warning: coll module "${f.name}", named by ${this.requestText()}, cannot run: ${f.reason}; ${chosen.name} serves ${comm.name}`,
       );
     }
