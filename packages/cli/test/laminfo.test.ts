@@ -155,7 +155,7 @@ describe('laminfo', () => {
     const r = laminfo(['--ssi', 'rpi_tcp_shrot', '5', '--param', 'rpi', 'tcp']);
     expect(r.code).toBe(0);
     expect(r.stderr).toContain(
-      'warning: unknown SSI parameter "rpi_tcp_shrot"; did you mean "rpi_tcp_short"?',
+      'warning: unknown SSI parameter "rpi_tcp_shrot" from the command line (--ssi); did you mean "rpi_tcp_short"?',
     );
   });
 

@@ -1,7 +1,7 @@
 import type { Discovery } from './discovery';
 import { discoverModules, modulePathFrom } from './discovery';
 import type { SsiModule } from './module';
-import { ParamRegistry } from './params';
+import { ParamRegistry, type ParamSpec } from './params';
 import { parseSsiArgs } from './ssi-args';
 import { registerVerboseParams } from './verbose';
 
@@ -37,16 +37,14 @@ export function createSsiContext(options: SsiContextOptions = {}): SsiContext {
   return { params, discovery, rest };
 }
 
+const MODULE_PATH: ParamSpec = {
+  type: 'string',
+  default: '',
+  help: 'Drop-in module directories (":"-separated); each sub-directory is one module package. SSI_MODULE_PATH is searched too.',
+};
+
 /** Parameters of the meta framework itself (the `ssi_base_*` of LAM). */
 export function registerBaseParams(params: ParamRegistry): void {
-  params.register(
-    'ssi_base_module_path',
-    {
-      type: 'string',
-      default: '',
-      help: 'Drop-in module directories (":"-separated); each sub-directory is one module package. SSI_MODULE_PATH is searched too.',
-    },
-    'ssi',
-  );
+  params.register('ssi_base_module_path', MODULE_PATH, 'ssi');
   if (!params.isRegistered('ssi_verbose')) registerVerboseParams(params, 'ssi');
 }

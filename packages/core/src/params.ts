@@ -1,7 +1,6 @@
 import { SsiError } from './errors';
 import type { ParamFile } from './param-file';
 import { loadParamFile } from './param-file';
-import { closestName } from './suggest';
 
 export type ParamType = 'int' | 'string' | 'boolean';
 export type ParamValue = number | string | boolean;
@@ -27,6 +26,8 @@ export interface ParamLookup {
 }
 
 export const ENV_PREFIX = 'LAM_MPI_SSI_';
+/** Set by a launcher for its processes: where each forwarded `LAM_MPI_SSI_*` value came from. */
+export const ORIGINS_ENV = 'SSI_PARAM_ORIGINS';
 
 export interface ParamSourcesInit {
   /** `--ssi name value` settings of this process's command line. */
@@ -52,6 +53,7 @@ export class ParamRegistry {
   private readonly commandLine: Map<string, string>;
   private readonly env: Record<string, string | undefined>;
   private readonly file: ParamFile;
+  private readonly forwarded: Record<string, Omit<RawSetting, 'raw'> | undefined>;
 
   constructor(init: ParamSourcesInit = {}) {
     this.commandLine = new Map(
@@ -59,6 +61,7 @@ export class ParamRegistry {
     );
     this.env = init.env ?? process.env;
     this.file = init.paramFile ?? loadParamFile(this.env);
+    this.forwarded = parseOrigins(this.env[ORIGINS_ENV]);
   }
 
   register(name: string, spec: ParamSpec, owner = 'ssi'): void {
@@ -102,7 +105,8 @@ export class ParamRegistry {
     if (cli !== undefined) return { raw: cli, source: 'command line', origin: '--ssi' };
     const envName = ENV_PREFIX + name;
     const fromEnv = this.env[envName];
-    if (fromEnv !== undefined) return { raw: fromEnv, source: 'environment', origin: envName };
+    const from = this.forwarded[name] ?? { source: 'environment' as const, origin: envName };
+    if (fromEnv !== undefined) return { raw: fromEnv, ...from };
     const fromFile = this.file.values.get(name);
     if (fromFile) {
       return { raw: fromFile.value, source: 'parameter file', origin: fromFile.where };
@@ -135,17 +139,6 @@ export class ParamRegistry {
     return env;
   }
 
-  /**
-   * Explicitly set names that nobody registered, each with the closest known name: almost always
-   * a typo the user wants to hear about. `alsoKnown` are names read without registration.
-   */
-  unknownSettings(alsoKnown: Iterable<string> = []): { name: string; suggestion?: string }[] {
-    const known = new Set([...this.specs.keys(), ...alsoKnown]);
-    return [...this.explicitSettings().keys()]
-      .filter((name) => !known.has(name))
-      .map((name) => ({ name, suggestion: closestName(name, known) }));
-  }
-
   /** Where the parameter file was looked for, and whether it was there. */
   paramFileInfo(): { path: string; found: boolean } {
     return { path: this.file.path, found: this.file.found };
@@ -169,6 +162,14 @@ function checkSpec(name: string, spec: ParamSpec): void {
       `parameter ${name} is declared ${spec.type} but its default is ${JSON.stringify(spec.default)}`,
     );
   }
+}
+
+function parseOrigins(text = '{}'): ParamRegistry['forwarded'] {
+  try {
+    const origins = JSON.parse(text);
+    if (origins && typeof origins === 'object') return origins;
+  } catch {}
+  throw new SsiError('BAD_PARAM', `${ORIGINS_ENV} is not the JSON a launcher writes: ${text}`);
 }
 
 const TRUE_WORDS = new Set(['1', 'true', 'yes', 'on']);

@@ -97,17 +97,28 @@ describe('parameters', () => {
     );
   });
 
-  it('lists explicitly set names nobody registered, with the closest known name', () => {
+  it('names the source a launcher forwarded a value from (SSI_PARAM_ORIGINS), not the environment', () => {
     const params = new ParamRegistry({
-      commandLine: { rpi_tcp_shrot: '5', rpi: 'tcp', totally_unrelated_thing: '1' },
-      env: {},
+      env: {
+        LAM_MPI_SSI_rpi_tcp_short: 'abc',
+        LAM_MPI_SSI_rpi_tcp_other: '7',
+        SSI_PARAM_ORIGINS: JSON.stringify({
+          rpi_tcp_short: { source: 'command line', origin: '--ssi' },
+        }),
+      },
       paramFile: noFile,
     });
-    params.register('rpi_tcp_short', shortSpec);
-    expect(params.unknownSettings(['rpi'])).toEqual([
-      { name: 'rpi_tcp_shrot', suggestion: 'rpi_tcp_short' },
-      { name: 'totally_unrelated_thing', suggestion: undefined },
-    ]);
+    expect(() => params.register('rpi_tcp_short', shortSpec)).toThrow(
+      'parameter rpi_tcp_short expects an integer, but the command line (--ssi) gives "abc"',
+    );
+    params.register('rpi_tcp_other', shortSpec);
+    expect(params.lookup('rpi_tcp_other')).toMatchObject({
+      source: 'environment',
+      origin: 'LAM_MPI_SSI_rpi_tcp_other',
+    });
+    expect(
+      () => new ParamRegistry({ env: { SSI_PARAM_ORIGINS: '{oops' }, paramFile: noFile }),
+    ).toThrow('SSI_PARAM_ORIGINS is not the JSON a launcher writes: {oops');
   });
 });
 

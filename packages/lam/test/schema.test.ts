@@ -66,6 +66,14 @@ hostname=clyde cpu=1
     expect(message).toContain('hosts:7: hostname= may only start a line');
   });
 
+  it('an unknown key is an error with file:line and the closest known key; module keys have a prefix', () => {
+    expect(() => parse('a cpu=1\nb cpus=2\n')).toThrow(
+      'hosts:2: unknown key "cpus"; did you mean "cpu"? (known: cpu, user, prefix, schedule, hostname; a boot module\'s own keys are <module>_<key>)',
+    );
+    expect(() => parse('a colour=red\n')).toThrow(/hosts:1: unknown key "colour" \(known: /);
+    expect(parse('a rsh_agent=ssh\n').nodes[0]!.keyval).toMatchObject({ rsh_agent: 'ssh' });
+  });
+
   it('refuses conflicting duplicates, bad host names and an empty schema', () => {
     expect(() => parse('a user=x\na user=y\n')).toThrow(
       /hosts:2: a is listed again with user=y, but line 1 says user=x/,

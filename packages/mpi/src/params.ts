@@ -1,5 +1,5 @@
 import type { ParamRegistry } from '@ssi/core';
-import { registerVerboseParams } from '@ssi/core';
+import { registerVerboseParams, SsiError } from '@ssi/core';
 import { COLL_BASE_PARAMS } from './coll/framework';
 
 /**
@@ -48,6 +48,32 @@ export const COLL_PARAMS = {
   },
 } as const;
 
+/**
+ * The smallest meaningful value of each MPI-layer integer: below it a value is a mistake (a
+ * negative timeout), reported with its source by whoever registers these first (mpirun, before
+ * any rank starts).
+ */
+export const MPI_PARAM_MINIMUMS: Readonly<Record<string, number>> = {
+  mpi_base_init_timeout: 1,
+  coll_base_timeout: 0,
+  coll_crossover: 1,
+  coll_reduce_crossover: 1,
+  crmpi_base_safepoint_ms: 0,
+  crlam_base_prepare_timeout: 1,
+  crlam_base_prepare_attempts: 1,
+};
+
+function checkMinimums(params: ParamRegistry): void {
+  for (const [name, min] of Object.entries(MPI_PARAM_MINIMUMS)) {
+    const p = params.lookup(name);
+    if ((p.value as number) >= min) continue;
+    throw new SsiError(
+      'BAD_PARAM',
+      `parameter ${name} must be at least ${min}, but the ${p.source} (${p.origin}) gives "${p.value}"`,
+    );
+  }
+}
+
 export function registerMpiParams(params: ParamRegistry): void {
   for (const [name, spec] of Object.entries(COLL_PARAMS)) {
     if (!params.isRegistered(name)) params.register(name, { ...spec }, 'coll base');
@@ -68,4 +94,5 @@ export function registerMpiParams(params: ParamRegistry): void {
   }
   if (!params.isRegistered('rpi_verbose')) registerVerboseParams(params, 'rpi');
   if (!params.isRegistered('mpi_verbose')) registerVerboseParams(params, 'mpi');
+  checkMinimums(params);
 }

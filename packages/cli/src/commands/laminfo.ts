@@ -1,10 +1,11 @@
 import type { SsiContext } from '@ssi/core';
-import { isFrameworkType, SELECTOR_PARAMS } from '@ssi/core';
+import { isFrameworkType } from '@ssi/core';
 import { createCliContext, reportProblems } from '../cli-context';
 import { cliVersion } from '../cli-version';
 import { moduleInfo, moduleLine, overview } from '../laminfo/list-modules';
 import { collectParams, paramLines } from '../laminfo/list-params';
 import { UsageError } from '../run-command';
+import { unknownSettingLine, unknownSettings } from '../settings-check';
 
 const USAGE = `usage: laminfo [--json] [--ssi name value]...
        laminfo --param <type|all> <module|all>   parameters: default, value and its source
@@ -55,9 +56,8 @@ export async function main(argv: string[]): Promise<number> {
 
 /** A `--ssi` name nobody registered is almost always a typo: say so and suggest a fix. */
 export function warnUnknownSettings(ctx: SsiContext): void {
-  for (const u of ctx.params.unknownSettings(SELECTOR_PARAMS)) {
-    const hint = u.suggestion ? `; did you mean "${u.suggestion}"?` : '';
-    process.stderr.write(`warning: unknown SSI parameter "${u.name}"${hint}\n`);
+  for (const u of unknownSettings(ctx.params)) {
+    process.stderr.write(`warning: ${unknownSettingLine(u)}\n`);
   }
 }
 

@@ -4,12 +4,14 @@ import { createCliContext, reportProblems } from '../cli-context';
 import { readAppSchema } from '../mpirun/app-schema';
 import { type JobPart, parseMpirunArgs, parsePart, programStart, USAGE } from '../mpirun/args';
 import { setUpCheckpointing } from '../mpirun/checkpointing';
+import { forwardedEnv } from '../mpirun/forwarded-env';
 import { newJobId, runJob } from '../mpirun/job';
 import { type Placement, placeJob } from '../mpirun/placement';
 import { commandFor, compileTsPrograms } from '../mpirun/program-command';
 import { inheritedSsiArgs, type RestartJob, readRestart, restartParts } from '../mpirun/restart';
 import { openUniverse } from '../mpirun/universe';
 import { UsageError } from '../run-command';
+import { checkSettings } from '../settings-check';
 
 /** `mpirun --cr-restart <series dir> [options]`: what lamrestart hands over. */
 const CR_RESTART = '--cr-restart';
@@ -28,6 +30,7 @@ export async function main(argv: string[]): Promise<number> {
     ? restartArgs(ctx.rest, restart)
     : jobArgs(ctx.rest);
   reportProblems(ctx);
+  await checkSettings(ctx, (line) => say(`mpirun: ${line}`)); // typos and bad values: once, first
   for (const part of parts) commandFor(part.argv, process.cwd()); // a missing program fails here
   const tsNotes = await compileTsPrograms(
     parts.map((p) => p.argv),
@@ -57,7 +60,10 @@ export async function main(argv: string[]): Promise<number> {
       code = await runJob(universe.client, placements, {
         ssiEnv,
         jobId,
-        rankEnv: restart ? { [CR_RESTART_ENV]: restart.seriesDir } : undefined,
+        rankEnv: {
+          ...forwardedEnv(ctx.params),
+          ...(restart ? { [CR_RESTART_ENV]: restart.seriesDir } : {}),
+        },
         noWait,
         prefix,
         verbose,

@@ -9,8 +9,7 @@ import {
   registerVerboseParams,
   SsiError,
 } from '@ssi/core';
-import { registerBootBaseParams, registerLamParams } from '@ssi/lam';
-import { registerMpiParams } from '@ssi/mpi';
+import { registerFrameworkBases } from '../settings-check';
 import { label } from './list-modules';
 
 export interface ParamInfo {
@@ -42,6 +41,7 @@ export async function collectParams(
   type: string,
   module: string,
 ): Promise<ModuleParams[]> {
+  registerFrameworkBases(ctx.params);
   const records = chooseModules(ctx, type, module);
   const out: ModuleParams[] = [];
   if (module === 'all') {
@@ -79,19 +79,12 @@ function ssiParams(ctx: SsiContext): ModuleParams {
   return { type: 'ssi', module: 'base', params: params.map((p) => info(p, 'ssi', 'base')) };
 }
 
-/** Registers what the framework packages register at run time, so laminfo can list it. */
-function registerFrameworkBases(ctx: SsiContext): void {
-  registerLamParams(ctx.params);
-  registerBootBaseParams(ctx.params);
-  registerMpiParams(ctx.params);
-}
-
 /**
  * A framework's own parameters: every `<type>_*` name that belongs to none of its modules
  * (`rpi_verbose`, `boot_base_timeout`, `coll_crossover`, ...).
  */
 function frameworkParams(ctx: SsiContext, type: string): ModuleParams {
-  registerFrameworkBases(ctx);
+  registerFrameworkBases(ctx.params);
   registerVerboseParams(ctx.params, type);
   const modulePrefixes = ctx.discovery.modules
     .filter((r) => r.type === type)
@@ -105,7 +98,7 @@ function frameworkParams(ctx: SsiContext, type: string): ModuleParams {
 
 /** The run-time environment's (`lam_*`) and the MPI layer's (`mpi_*`) own parameters. */
 function layerParams(ctx: SsiContext, layer: 'lam' | 'mpi'): ModuleParams {
-  registerFrameworkBases(ctx);
+  registerFrameworkBases(ctx.params);
   const params = ctx.params.list().filter((p) => p.name.startsWith(`${layer}_`));
   return { type: layer, module: 'base', params: params.map((p) => info(p, layer, 'base')) };
 }

@@ -212,8 +212,11 @@ function exitCodeOf(ranks: readonly Rank[]): number {
 }
 
 async function killAll(ranks: readonly Rank[]): Promise<void> {
-  await Promise.allSettled(
-    ranks.filter((r) => r.proc && !r.proc.status).map((r) => r.proc!.kill('SIGKILL')),
-  );
+  const live = ranks.filter((r) => r.proc && !r.proc.status);
+  // Every rank is frozen before any dies: a rank that outlived a killed peer by a moment would
+  // report the lost connection as an MPI error, although the job is being ended on purpose and
+  // mpirun has said why, once.
+  await Promise.allSettled(live.map((r) => r.proc!.kill('SIGSTOP')));
+  await Promise.allSettled(live.map((r) => r.proc!.kill('SIGKILL')));
   await Promise.allSettled(ranks.map((r) => r.proc?.exited));
 }

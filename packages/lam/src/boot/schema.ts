@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { closestName } from '@ssi/core';
 import { LamError } from '../errors';
 import type { BootNode } from './types';
 
@@ -12,12 +13,22 @@ export interface ParsedSchema {
 const HOST_RE = /^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$/;
 const KEY_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const USER_RE = /^[A-Za-z_][A-Za-z0-9_.-]*$/;
+/** The keys the boot base understands; a boot module's own keys are `<module>_<key>`. */
+export const BOOT_SCHEMA_KEYS: readonly string[] = [
+  'cpu',
+  'user',
+  'prefix',
+  'schedule',
+  'hostname',
+];
 
 /**
  * Parses a boot schema (App. B.1.7, `bhostparse`): one host per line, then `key=value` words
- * (`cpu=N`, `user=`, `prefix=`, `schedule=yes|no`, anything else kept for modules), `#`
- * comments. A host listed twice is one node whose CPU counts add up (with a warning). Errors
- * name the file and line; all of them are reported at once.
+ * (`cpu=N`, `user=`, `prefix=`, `schedule=yes|no`, and boot modules' own keys, named
+ * `<module>_<key>` like parameters and kept in `keyval`), `#` comments. Any other key is an
+ * error naming the closest known key (`cpus=2` would otherwise boot one CPU silently). A host
+ * listed twice is one node whose CPU counts add up (with a warning). Errors name the file and
+ * line; all of them are reported at once.
  */
 export function parseBootSchema(text: string, file: string): ParsedSchema {
   const errors: string[] = [];
@@ -84,6 +95,13 @@ function parseLine(words: string[], at: string, errors: string[]): BootNode | un
       errors.push(`${at}: "${word}" is not key=value (e.g. cpu=2, user=alice, schedule=no)`);
       continue;
     }
+    if (!BOOT_SCHEMA_KEYS.includes(key) && !key.includes('_')) {
+      const near = closestName(key, BOOT_SCHEMA_KEYS);
+      errors.push(
+        `${at}: unknown key "${key}"${near ? `; did you mean "${near}"?` : ''} (known: ${BOOT_SCHEMA_KEYS.join(', ')}; a boot module's own keys are <module>_<key>)`,
+      );
+      continue;
+    }
     if (value === '') {
       errors.push(`${at}: ${key}= has no value`);
       continue;
@@ -118,7 +136,7 @@ function applyKey(node: BootNode, key: string, value: string, at: string, errors
       errors.push(`${at}: hostname= may only start a line`);
       return;
     default:
-      // Module-specific keys stay in keyval (App. B.1.2).
+      // Module-specific keys (`<module>_<key>`) stay in keyval (App. B.1.2).
       return;
   }
 }

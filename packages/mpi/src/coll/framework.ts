@@ -45,8 +45,13 @@ export class CollFramework {
   private readonly framework: Framework<CollModule>;
   private opened: Promise<unknown> | undefined;
   private readonly ctx: CollContext;
+  /** Named modules already warned about: a warning is said once, by world rank 0. */
+  private readonly warned = new Set<string>();
+  private readonly warn: (line: string) => void;
 
   constructor(ctx: SsiContext, write?: (line: string) => void) {
+    // Warnings go to stderr as they are: said by one rank only, a "[rank N]" prefix would mislead.
+    this.warn = (line) => process.stderr.write(`${line}\n`);
     this.framework = new Framework<CollModule>('coll', {
       params: ctx.params,
       discovery: ctx.discovery,
@@ -64,6 +69,7 @@ export class CollFramework {
     this.opened ??= this.framework.open();
     await this.opened;
     const selection = await this.choose(comm);
+    this.warnNamedFailures(comm, selection);
     const chosen = selection.module;
     const actions: CollActions = { ...(await chosen.init(comm, this.ctx)) };
     const initialized = [chosen];
@@ -97,8 +103,9 @@ export class CollFramework {
    * candidate. Only "none can run" falls through to lam_basic; a requested module that is not
    * installed stays an error (a typo must not silently become lam_basic).
    */
-  private async choose(comm: CollComm): Promise<{ name: string; module: CollModule }> {
+  private async choose(comm: CollComm): Promise<Chosen> {
     const declined: string[] = [];
+    const failed: Chosen['failed'] = [];
     const query = async (m: CollModule) => {
       if (typeof m.query !== 'function' || typeof m.init !== 'function') {
         return 'it is not a coll module of this API (no query/init function)';
@@ -111,11 +118,12 @@ export class CollFramework {
         return answer;
       } catch (err) {
         declined.push(`${m.name}: its query failed`);
+        failed.push({ name: m.name, reason: `its query failed: ${(err as Error).message}` });
         throw err;
       }
     };
     try {
-      return await this.framework.select<CollQueryAnswer>(query);
+      return { ...(await this.framework.select<CollQueryAnswer>(query)), failed };
     } catch (err) {
       if (!isSsiError(err) || err.code !== 'NONE_AVAILABLE') throw err;
       const { module, problem } = await this.lastCandidate(comm);
@@ -125,7 +133,28 @@ export class CollFramework {
         `${comm.name}: selected coll module ${FALLBACK_MODULE} as the last candidate: every ` +
           `module ${this.requestText()} allows declined (${declined.join('; ') || 'none answered'})`,
       );
-      return { name: FALLBACK_MODULE, module };
+      return { name: FALLBACK_MODULE, module, failed };
+    }
+  }
+
+  /**
+   * A module the user named (`--ssi coll dissem,lam_basic`) that cannot run at all (it is
+   * incompatible, its open or its query failed) is a warning naming why, not a silent skip; an
+   * ordinary decline (smp on one node) is not: it is what a query is for (`coll_verbose` shows
+   * it). Said once per module, by world rank 0, where every rank would say the same.
+   */
+  private warnNamedFailures(comm: CollComm, chosen: Chosen): void {
+    if (comm.group.procs[comm.rank]?.gps.grank !== 0) return;
+    const unavailable = this.framework
+      .candidates()
+      .filter((c) => c.unavailable !== undefined)
+      .map((c) => ({ name: c.name, reason: `it is unavailable: ${c.unavailable}` }));
+    for (const f of [...unavailable, ...chosen.failed]) {
+      if (!this.framework.request.include?.includes(f.name) || this.warned.has(f.name)) continue;
+      this.warned.add(f.name);
+      this.warn(
+        `warning: coll module "${f.name}", named by ${this.requestText()}, cannot run: ${f.reason}; ${chosen.name} serves ${comm.name}`,
+      );
     }
   }
 
@@ -169,6 +198,13 @@ export class CollFramework {
   async close(): Promise<void> {
     if (this.opened) await this.framework.close();
   }
+}
+
+/** The module serving a communicator, and the named ones that failed to answer on the way. */
+interface Chosen {
+  name: string;
+  module: CollModule;
+  failed: { name: string; reason: string }[];
 }
 
 const NOT_INSTALLED = 'is not installed (npm install @ssi/coll-lam-basic)';
