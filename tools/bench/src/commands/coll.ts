@@ -189,7 +189,12 @@ export function ssiParams(
   // `<module>/nopoll`: the same module with the progress engine's polling and yields off (the
   // event loop sleeps at every wait, as before issue 18), to measure what polling gains.
   if (module.endsWith(NOPOLL))
-    return { rpi, coll: module.slice(0, -NOPOLL.length), mpi_base_poll_us: 0, mpi_base_yield_every: 0 };
+    return {
+      rpi,
+      coll: module.slice(0, -NOPOLL.length),
+      mpi_base_poll_us: 0,
+      mpi_base_yield_every: 0,
+    };
   return { rpi, coll: module };
 }
 
