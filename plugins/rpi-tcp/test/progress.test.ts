@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { type JobResult, killAllJobs, launchJob } from '@ssi/mpi/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 
@@ -44,11 +45,17 @@ describe('tcp rpi: polling only while MPI waits', () => {
       label: 'idle wait',
     });
     expect(r.ok, explain(r)).toBe(true);
-    return JSON.parse(r.stdout[0]!.trim()) as { cpu: number; turns: number; timersRan: boolean };
+    const got = JSON.parse(r.stdout[0]!.trim()) as {
+      cpu: number;
+      turns: number;
+      timersRan: boolean;
+    };
+    return { ...got, output: r.output };
   };
 
   it('a rank blocked in a long receive sleeps after the poll window; its timers run', async () => {
-    const got = await idle({});
+    // Set explicitly, so that it polls on a machine with fewer cores than ranks too.
+    const got = await idle({ mpi_base_poll_us: 100 });
     expect(got.timersRan).toBe(true);
     // It polled while waiting (the short exchange and the start of the long receive)...
     expect(got.turns).toBeGreaterThan(0);
@@ -56,9 +63,21 @@ describe('tcp rpi: polling only while MPI waits', () => {
     expect(got.cpu).toBeLessThan(0.05);
   });
 
+  it('says what it chose (mpi_verbose 1): polling, or none when ranks outnumber cores', async () => {
+    const got = await idle({ mpi_verbose: 1 });
+    if (availableParallelism() >= 2) {
+      expect(got.output).toMatch(/\[0!\] .*progress: polls 100 µs per wait, then sleeps/);
+      expect(got.turns).toBeGreaterThan(0);
+    } else {
+      expect(got.output).toMatch(/progress: never polls .*oversubscribed \(2 ranks on 1 cores\)/);
+      expect(got.turns).toBe(0);
+    }
+  });
+
   it('mpi_base_poll_us 0 turns polling off', async () => {
-    const got = await idle({ mpi_base_poll_us: 0 });
+    const got = await idle({ mpi_base_poll_us: 0, mpi_verbose: 1 });
     expect(got.turns).toBe(0);
     expect(got.cpu).toBeLessThan(0.05);
+    expect(got.output).toMatch(/progress: never polls \(sleeps at once\); mpi_base_poll_us 0/);
   });
 });
