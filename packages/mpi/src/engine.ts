@@ -87,11 +87,11 @@ export class Engine implements RpiHost {
    * window, and the wait ends when `req` completes. Resolves with `req`.
    */
   waitFor(req: RpiRequest): Promise<RpiRequest> {
-    this.poller.hold();
+    const since = this.poller.hold();
     this.fastYield.waited();
     return new Promise<RpiRequest>((resolve) => {
       req.onDone = (r) => {
-        this.poller.release();
+        this.poller.release(since);
         resolve(r);
       };
     });
@@ -305,12 +305,12 @@ export class Engine implements RpiHost {
   /** Resolves at the next arrival of an unexpected message. */
   nextArrival(): Promise<void> {
     keepAlive.hold();
-    this.poller.hold();
+    const since = this.poller.hold();
     this.fastYield.waited();
     const p = new Promise<void>((resolve) =>
       this.probeWaiters.push(() => {
         keepAlive.release();
-        this.poller.release();
+        this.poller.release(since);
         resolve();
       }),
     );

@@ -137,11 +137,11 @@ export class Request<T = Status> {
     }
     // Someone waits for this request: the event loop polls meanwhile (mpi_base_poll_us).
     const engine = this.comm.engineOf();
-    engine.poller.hold();
+    const since = engine.poller.hold();
     engine.fastYield.waited();
     let held = true;
     const letGo = () => {
-      if (held) engine.poller.release();
+      if (held) engine.poller.release(since);
       held = false;
     };
     const waiter = () => {

@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
 import { FastYield } from '../src/progress/fast-yield';
 import { choosePolling, WaitPoller } from '../src/progress/wait-poller';
@@ -33,12 +34,12 @@ describe('WaitPoller', () => {
 
   it('turns the event loop while a call waits, and stops when the wait ends', async () => {
     const p = new WaitPoller(1_000_000);
-    p.hold();
+    const since = p.hold();
     await turnsAfter(20);
     const during = p.turns;
     expect(during).toBeGreaterThan(0);
     expect(p.polling).toBe(true);
-    p.release();
+    p.release(since);
     await turnsAfter(20);
     expect(p.polling).toBe(false);
     const after = p.turns;
@@ -48,17 +49,35 @@ describe('WaitPoller', () => {
 
   it('stops at the end of its window although the call still waits', async () => {
     const p = new WaitPoller(2000); // 2 ms
-    p.hold();
+    const first = p.hold();
     await turnsAfter(40);
     expect(p.polling).toBe(false);
     const t = p.turns;
     await turnsAfter(20);
     expect(p.turns).toBe(t);
     // a new wait opens a new window
-    p.hold();
+    const second = p.hold();
     expect(p.polling).toBe(true);
-    p.release();
-    p.release();
+    p.release(first);
+    p.release(second);
+  });
+
+  it('halves its window after waits longer than the budget and doubles it after short ones', () => {
+    const p = new WaitPoller(160);
+    const long = performance.now() - 1; // began 1 ms ago: longer than 160 µs
+    p.hold();
+    p.release(long);
+    expect(p.windowUs).toBe(80);
+    for (let i = 0; i < 10; i++) {
+      p.hold();
+      p.release(long);
+    }
+    expect(p.windowUs).toBe(10); // a sixteenth at least
+    const short = p.hold(); // ends at once: a short wait
+    p.release(short);
+    expect(p.windowUs).toBe(20);
+    for (let i = 0; i < 10; i++) p.release(p.hold());
+    expect(p.windowUs).toBe(160); // the budget at most
   });
 
   it('never polls with a window of 0', async () => {

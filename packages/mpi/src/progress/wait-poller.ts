@@ -10,6 +10,11 @@ import { performance } from 'node:perf_hooks';
  * one `setImmediate` turn pending, for at most `budgetUs` after the latest wait began; then it
  * stops and the event loop sleeps as before. Nothing waiting, nothing polled: an idle or
  * computing rank costs nothing, and the application's timers and I/O run between turns.
+ *
+ * The window adapts (like an adaptive mutex's spin): a wait that ended within `budgetUs` doubles
+ * it (up to `budgetUs`), a longer one halves it (down to a sixteenth). When the cores are shared
+ * (other processes, or a peer on the same core) a spinning rank delays the peer it waits for,
+ * its waits grow past the window and polling shrinks to almost nothing by itself.
  */
 export class WaitPoller {
   /** MPI calls waiting now. */
@@ -19,26 +24,41 @@ export class WaitPoller {
   private deadline = 0;
   /** Turns of the event loop made by the poller (for tests and verbose output). */
   turns = 0;
+  /** The current window, µs: between `budgetUs / 16` and `budgetUs` (see the class comment). */
+  windowUs: number;
 
   constructor(
     /** Length of the polling window after a wait begins, µs (0: never poll). */
     readonly budgetUs: number,
-  ) {}
+  ) {
+    this.windowUs = budgetUs;
+  }
 
-  /** An MPI call begins to wait: (re)open the polling window. Pair with `release`. */
-  hold(): void {
+  /**
+   * An MPI call begins to wait: (re)open the polling window. Returns the time it began, to give
+   * to `release`.
+   */
+  hold(): number {
     this.waits++;
-    if (this.budgetUs <= 0) return;
-    this.deadline = performance.now() + this.budgetUs / 1000;
+    const now = performance.now();
+    if (this.budgetUs <= 0) return now;
+    this.deadline = now + this.windowUs / 1000;
     if (!this.spinning) {
       this.spinning = true;
       setImmediate(this.turn);
     }
+    return now;
   }
 
-  /** The call's wait is over (completed, or its waiter unregistered). */
-  release(): void {
+  /** The call's wait that began at `since` is over (completed, or its waiter unregistered). */
+  release(since: number): void {
     if (this.waits > 0) this.waits--;
+    if (this.budgetUs <= 0) return;
+    const tookUs = (performance.now() - since) * 1000;
+    this.windowUs =
+      tookUs <= this.budgetUs
+        ? Math.min(this.budgetUs, this.windowUs * 2)
+        : Math.max(this.budgetUs / 16, this.windowUs / 2);
   }
 
   /** Whether a polling window is open now. */
