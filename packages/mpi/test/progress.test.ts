@@ -7,25 +7,32 @@ import { choosePolling, WaitPoller } from '../src/progress/wait-poller';
 
 describe('choosePolling', () => {
   it('polls mpi_base_poll_us when the node has no more ranks than cores', () => {
-    const c = choosePolling(100, false, 0, 2, 2);
+    const c = choosePolling(100, false, 0, 2, 2, 0.5);
     expect(c).toMatchObject({ budgetUs: 100, oversubscribed: false, nodeRanks: 2, cores: 2 });
     expect(c.reason).toContain('polls 100 µs per wait');
   });
 
   it('backs off to mpi_base_poll_oversubscribed_us with more ranks than cores', () => {
-    const c = choosePolling(100, false, 0, 8, 2);
+    const c = choosePolling(100, false, 0, 8, 2, 0.5);
     expect(c).toMatchObject({ budgetUs: 0, oversubscribed: true });
     expect(c.reason).toContain('never polls');
     expect(c.reason).toContain('oversubscribed (8 ranks on 2 cores)');
-    expect(choosePolling(100, false, 20, 3, 2).budgetUs).toBe(20);
+    expect(choosePolling(100, false, 20, 3, 2, 0.5).budgetUs).toBe(20);
+  });
+
+  it('backs off too when the load average reaches the cores (other programs keep them busy)', () => {
+    const c = choosePolling(100, false, 0, 2, 2, 2.5);
+    expect(c).toMatchObject({ budgetUs: 0, oversubscribed: true, load: 2.5 });
+    expect(c.reason).toContain('oversubscribed (load 2.5 on 2 cores)');
+    expect(choosePolling(100, false, 0, 2, 2, 1.9).budgetUs).toBe(100);
   });
 
   it('keeps an explicitly set mpi_base_poll_us even when oversubscribed', () => {
-    expect(choosePolling(50, true, 0, 8, 2).budgetUs).toBe(50);
+    expect(choosePolling(50, true, 0, 8, 2, 9).budgetUs).toBe(50);
   });
 
   it('treats a negative window as 0 (never polls)', () => {
-    expect(choosePolling(-5, true, 0, 1, 2).budgetUs).toBe(0);
+    expect(choosePolling(-5, true, 0, 1, 2, 0).budgetUs).toBe(0);
   });
 });
 

@@ -1,4 +1,4 @@
-import { availableParallelism } from 'node:os';
+import { availableParallelism, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 
 /**
@@ -84,15 +84,20 @@ export interface PollChoice {
   /** Cores this process may use (`os.availableParallelism()`). */
   cores: number;
   oversubscribed: boolean;
+  /** The machine's 1-minute load average at the choice. */
+  load: number;
   /** One line for verbose output: what polls and why. */
   reason: string;
 }
 
 /**
  * The polling window for this process: `requestedUs` (mpi_base_poll_us) unless the node is
- * oversubscribed (more of the job's ranks on it than cores), where a rank that spins takes the
- * core a peer needs to answer it; then `oversubscribedUs` (mpi_base_poll_oversubscribed_us,
- * default 0: sleep at once), unless the user set mpi_base_poll_us explicitly.
+ * oversubscribed — more of the job's ranks on it than cores, or a 1-minute load average of at
+ * least its cores (other programs keep them busy) — where a rank that spins takes the core a
+ * peer needs to answer it, and loses the scheduler's preference for a process that wakes up
+ * (measured: an unpinned np 2 barrier on a busy 2-core machine 2-5x slower polling); then
+ * `oversubscribedUs` (mpi_base_poll_oversubscribed_us, default 0: sleep at once), unless the
+ * user set mpi_base_poll_us explicitly.
  */
 export function choosePolling(
   requestedUs: number,
@@ -100,13 +105,19 @@ export function choosePolling(
   oversubscribedUs: number,
   nodeRanks: number,
   cores: number = availableParallelism(),
+  load: number = loadavg()[0]!,
 ): PollChoice {
-  const oversubscribed = nodeRanks > cores;
+  const crowded = nodeRanks > cores;
+  const busy = load >= cores;
+  const oversubscribed = crowded || busy;
   let budgetUs = Math.max(0, requestedUs);
   let why = `mpi_base_poll_us ${budgetUs}`;
   if (oversubscribed && !explicit) {
     budgetUs = Math.max(0, oversubscribedUs);
-    why = `oversubscribed (${nodeRanks} ranks on ${cores} cores): mpi_base_poll_oversubscribed_us ${budgetUs}`;
+    const what = crowded
+      ? `${nodeRanks} ranks on ${cores} cores`
+      : `load ${load.toFixed(1)} on ${cores} cores`;
+    why = `oversubscribed (${what}): mpi_base_poll_oversubscribed_us ${budgetUs}`;
   }
   const what =
     budgetUs > 0 ? `polls ${budgetUs} µs per wait, then sleeps` : 'never polls (sleeps at once)';
@@ -115,6 +126,7 @@ export function choosePolling(
     nodeRanks,
     cores,
     oversubscribed,
+    load,
     reason: `progress: ${what}; ${why}; ${nodeRanks} rank(s) on this node, ${cores} core(s)`,
   };
 }
