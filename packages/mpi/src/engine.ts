@@ -11,6 +11,8 @@ import { SelfChannel } from './matching/self-channel';
 import { UnexpectedMessage } from './matching/unexpected';
 import type { Proc } from './proc';
 import { ProcMode } from './proc';
+import { FastYield } from './progress/fast-yield';
+import { choosePolling, type PollChoice, WaitPoller } from './progress/wait-poller';
 import { ReqFlag, ReqState, ReqType, RpiRequest } from './rpi/request';
 import type { RpiActions, RpiHost, RpiModule, RpiRuntime } from './rpi/types';
 
@@ -54,6 +56,12 @@ export class Engine implements RpiHost {
     Promise.reject(new MpiError(ErrorClass.ERR_OTHER, `no rpi framework to open "${name}" from`));
   /** Called when a peer is lost outside finalize (the MPI layer applies the error handler). */
   onPeerFailed: (proc: Proc, error: MpiError) => void = () => {};
+  /** Polls the event loop while an MPI call waits (mpi_base_poll_us; issue 18). */
+  readonly poller: WaitPoller;
+  /** What was chosen for polling here, and why (verbose output). */
+  readonly pollChoice: PollChoice;
+  /** Yields to the event loop in a run of calls that complete at once (mpi_base_yield_every). */
+  readonly fastYield: FastYield;
 
   constructor(
     readonly procs: Proc[],
@@ -63,6 +71,30 @@ export class Engine implements RpiHost {
     private readonly verboseStream: VerboseStream,
   ) {
     this.self = new SelfChannel(this.matcher, myProc, (r) => this.complete(r), SELF_EAGER_LIMIT);
+    const node = myProc.gps.node;
+    this.pollChoice = choosePolling(
+      params.get<number>('mpi_base_poll_us'),
+      params.lookup('mpi_base_poll_us').source !== 'default',
+      params.get<number>('mpi_base_poll_oversubscribed_us'),
+      procs.filter((p) => p.gps.node === node).length,
+    );
+    this.poller = new WaitPoller(this.pollChoice.budgetUs);
+    this.fastYield = new FastYield(params.get<number>('mpi_base_yield_every'));
+  }
+
+  /**
+   * An MPI call begins to wait for `req` (not done): the event loop polls for the polling
+   * window, and the wait ends when `req` completes. Resolves with `req`.
+   */
+  waitFor(req: RpiRequest): Promise<RpiRequest> {
+    const since = this.poller.hold();
+    this.fastYield.waited();
+    return new Promise<RpiRequest>((resolve) => {
+      req.onDone = (r) => {
+        this.poller.release(since);
+        resolve(r);
+      };
+    });
   }
 
   verbose(level: number, message: string): void {
@@ -274,9 +306,12 @@ export class Engine implements RpiHost {
   /** Resolves at the next arrival of an unexpected message. */
   nextArrival(): Promise<void> {
     keepAlive.hold();
+    const since = this.poller.hold();
+    this.fastYield.waited();
     const p = new Promise<void>((resolve) =>
       this.probeWaiters.push(() => {
         keepAlive.release();
+        this.poller.release(since);
         resolve();
       }),
     );

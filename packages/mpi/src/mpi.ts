@@ -292,6 +292,7 @@ export class Mpi implements CommHost {
       await this.checkpoints.start();
     }
     this.state = 'running';
+    this.verbose.log(1, engine.pollChoice.reason);
     this.verbose.log(
       10,
       `initialized: rank ${runtime.rank} of ${runtime.size}, rpi ${choice.name} ${choice.version}`,

@@ -12,6 +12,21 @@ export const MPI_BASE_PARAMS = {
     default: true,
     help: 'Use the rpi module fast send path (Ch. 5.1.7) for blocking sends when no request is active (a blocking receive of a message already here never waits: the MPI layer matches it)',
   },
+  mpi_base_poll_us: {
+    type: 'int',
+    default: 100,
+    help: 'Microseconds an MPI call that waits (blocking send/receive, wait, waitall, probe) keeps the event loop polling its sockets (setImmediate turns) before it sleeps; 0 turns polling off. Nothing polls while no MPI call waits',
+  },
+  mpi_base_poll_oversubscribed_us: {
+    type: 'int',
+    default: 0,
+    help: 'The polling window used instead of mpi_base_poll_us when the job has more ranks on this node than cores (oversubscribed: a spinning rank would take the core its peer needs), unless mpi_base_poll_us is set explicitly',
+  },
+  mpi_base_yield_every: {
+    type: 'int',
+    default: 64,
+    help: 'Every this many MPI calls in a row that complete without waiting (fast-path sends, receives of messages already here) one resolves after a turn of the event loop, so incoming messages and timers progress in a loop of such calls; 0: never',
+  },
   mpi_base_init_timeout: {
     type: 'int',
     default: 60_000,

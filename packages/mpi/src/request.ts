@@ -2,6 +2,7 @@ import type { Communicator } from './comm';
 import { PROC_NULL, UNDEFINED } from './constants';
 import { decodeValue } from './data';
 import { ErrorClass, MpiError } from './errors';
+import { nextTurn } from './progress/fast-yield';
 import { ReqState, type RpiRequest } from './rpi/request';
 import { Status, statusOf } from './status';
 
@@ -134,10 +135,24 @@ export class Request<T = Status> {
       fn();
       return () => {};
     }
+    // Someone waits for this request: the event loop polls meanwhile (mpi_base_poll_us).
+    const engine = this.comm.engineOf();
+    const since = engine.poller.hold();
+    engine.fastYield.waited();
+    let held = true;
+    const letGo = () => {
+      if (held) engine.poller.release(since);
+      held = false;
+    };
+    const waiter = () => {
+      letGo();
+      fn();
+    };
     if (this.waiters === null) this.waiters = [];
-    this.waiters.push(fn);
+    this.waiters.push(waiter);
     return () => {
-      const i = this.waiters?.indexOf(fn) ?? -1;
+      letGo();
+      const i = this.waiters?.indexOf(waiter) ?? -1;
       if (i >= 0) this.waiters!.splice(i, 1);
     };
   }
@@ -177,13 +192,15 @@ export class Request<T = Status> {
   wait(): Promise<T> {
     if (this.phase === 'freed') return Promise.reject(this.freedError('wait'));
     if (this.phase !== 'active') {
+      let value: T;
       try {
-        return Promise.resolve(
-          this.st === undefined ? (emptyResult(this.op) as T) : this.consume(),
-        );
+        value = this.st === undefined ? (emptyResult(this.op) as T) : this.consume();
       } catch (err) {
         return Promise.reject(err);
       }
+      // Done already: every so often after one event-loop turn (a loop of isend + wait).
+      if (this.comm.engineOf().fastYield.completedAtOnce()) return nextTurn().then(() => value);
+      return Promise.resolve(value);
     }
     return new Promise<T>((resolve, reject) => {
       this.onComplete(() => {

@@ -11,6 +11,7 @@ import {
   parseYieldWhenIdle,
   planColl,
   ratioColumns,
+  ssiParams,
   timeColumns,
   warmupCalls,
 } from '../src/commands/coll';
@@ -47,6 +48,20 @@ describe('coll benchmark: plan, driver output, tables', () => {
     expect(t.ops.map((o) => o.name)).toEqual(COLL_OPS.map((o) => o.name));
     expect(planColl(['--coll', 'tuned', '--only', 'ssi']).columns).toEqual(['ssi:tuned']);
     expect(() => planColl(['--coll', 'Tuned!'])).toThrow(/"Tuned!" is not a coll module name/);
+    // <module>/nopoll: the module with the progress engine's polling and yields off
+    expect(planColl(['--coll', 'lam_basic,lam_basic/nopoll']).columns).toEqual([
+      'ssi:lam_basic',
+      'ssi:lam_basic/nopoll',
+      'ompi',
+    ]);
+    expect(ssiParams('lam_basic/nopoll')).toEqual({
+      rpi: 'tcp',
+      coll: 'lam_basic',
+      mpi_base_poll_us: 0,
+      mpi_base_yield_every: 0,
+    });
+    expect(ssiParams('lam_basic')).toEqual({ rpi: 'tcp', coll: 'lam_basic' });
+    expect(() => planColl(['--coll', 'lam_basic/fast'])).toThrow(/is not a coll module name/);
     expect(() => planColl(['--ops', 'barrier,reduce'])).toThrow(/no operation "reduce"/);
     expect(() => planColl(['--only', 'mpich'])).toThrow(/no column "mpich"/);
     expect(() => planColl(['--np', '2,x'])).toThrow(/bad process count "x"/);

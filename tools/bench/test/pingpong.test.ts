@@ -29,7 +29,7 @@ describe('pingpong benchmark: plan, driver output, tables, targets', () => {
   it('options: defaults, the union of both size lists measured once, --only, typos refused', () => {
     const p = planPingPong([], [0, 1]);
     expect(p.reps).toBe(5);
-    expect(p.columns).toEqual(['tcp', 'raw', 'ompi', 'paired']);
+    expect(p.columns).toEqual(['tcp', 'nopoll', 'raw', 'ompi', 'paired']);
     expect([p.blocks, p.blockIters]).toEqual([10, 200]);
     expect(p.latSizes).toEqual([0, 8, 64, KiB]);
     expect(p.pairedSizes).toEqual([0, 8, 64, KiB, 256 * KiB]);
@@ -60,6 +60,7 @@ describe('pingpong benchmark: plan, driver output, tables, targets', () => {
     // --rpi picks the rpi columns among the defaults; crtcp only when asked for
     expect(planPingPong(['--rpi', 'crtcp,tcp'], [0, 1]).columns).toEqual([
       'tcp',
+      'nopoll',
       'crtcp',
       'raw',
       'ompi',
@@ -186,7 +187,7 @@ describe('pingpong benchmark: plan, driver output, tables, targets', () => {
     const p = planPingPong(['--rpi', 'sm'], [0, 1]);
     expect(p.rpi).toBe('sm');
     expect(p.columns).toEqual(['smspin', 'smblock', 'sm', 'tcp', 'ompi']);
-    expect(planPingPong([], [0, 1]).columns).toEqual(['tcp', 'raw', 'ompi', 'paired']);
+    expect(planPingPong([], [0, 1]).columns).toEqual(['tcp', 'nopoll', 'raw', 'ompi', 'paired']);
     expect(() => planPingPong(['--rpi', 'usysv'], [0, 1])).toThrow(
       '--rpi: no rpi "usysv" (choose from tcp,crtcp,sm)',
     );
@@ -263,6 +264,14 @@ describe('pingpong benchmark: plan, driver output, tables, targets', () => {
       'size',
       'tcp rpi',
       'Open MPI',
+      'tcp/ompi',
+    ]);
+    // the nopoll column (polling off: the tcp rpi before issue 18) and its ratio
+    expect(latencyColumns(['tcp', 'nopoll']).map((c) => c.title)).toEqual([
+      'size',
+      'tcp rpi',
+      'tcp nopoll',
+      'tcp/nopoll',
     ]);
     expect(checkTargets(rows)).toEqual([
       { target: 'latency at 8 B <= 1.2 x raw', measured: '1.20 x raw', met: true },

@@ -13,6 +13,7 @@ import {
   type TypedMessage,
 } from '../datatype/typed-message';
 import { ErrorClass, MpiError } from '../errors';
+import { nextTurn } from '../progress/fast-yield';
 import type { RpiRequest } from '../rpi/request';
 import { ReqFlag, ReqMark, ReqState, ReqType } from '../rpi/request';
 import type { Status } from '../status';
@@ -100,7 +101,7 @@ function sendNow(
     } finally {
       if (packed) releasePacked(packed); // copied into the attached buffer
     }
-    return RESOLVED;
+    return comm.host.engine.fastYield.completedAtOnce() ? nextTurn() : RESOLVED;
   }
   const engine = comm.host.engine;
   const req = engine.acquire();
@@ -109,7 +110,7 @@ function sendNow(
   if (mode !== 'ssend' && engine.tryFastSend(req)) {
     engine.release(req);
     if (packed) releasePacked(packed);
-    return RESOLVED;
+    return engine.fastYield.completedAtOnce() ? nextTurn() : RESOLVED;
   }
   return runBlocking(comm, req).then((r) => {
     const err = finishBlocking(comm, r);
@@ -263,10 +264,12 @@ function runBlocking(comm: Communicator, req: RpiRequest): Promise<RpiRequest> {
   req.onDone = null;
   req.flags = ReqFlag.BLOCK;
   engine.start(req);
-  if (req.state === ReqState.DONE) return Promise.resolve(req);
-  return new Promise<RpiRequest>((resolve) => {
-    req.onDone = resolve;
-  });
+  if (req.state === ReqState.DONE) {
+    // Completed at once (a message already here): every so often after one event-loop turn.
+    if (engine.fastYield.completedAtOnce()) return nextTurn().then(() => req);
+    return Promise.resolve(req);
+  }
+  return engine.waitFor(req);
 }
 
 function finishBlocking(comm: Communicator, req: RpiRequest): MpiError | null {

@@ -58,7 +58,8 @@ options:
   --ops LIST     operations (default barrier,bcast,allreduce8,allreduce4m,alltoall; all: every
                  operation above)
   --coll LIST    coll modules of the ssi columns, one column each (default lam_basic; e.g.
-                 tuned,lam_basic)
+                 tuned,lam_basic); <module>/nopoll: that module with --ssi mpi_base_poll_us 0
+                 --ssi mpi_base_yield_every 0 (no polling while MPI waits, as before issue 18)
   --only LIST    run only some of the columns: ssi,ompi (default both)
   --rpi tcp|sm   the ssi columns' rpi (default tcp); with sm, Open MPI runs with
                  --mca btl self,vader (shared memory) instead of TCP on loopback
@@ -181,9 +182,23 @@ export function nodeAddresses(nodes: number): string[] | undefined {
 }
 
 /** The SSI parameters of an ssi column (`--ssi rpi tcp --ssi coll <module>`). */
-export function ssiParams(module: string, rpi: 'tcp' | 'sm' = 'tcp'): Record<string, string> {
+export function ssiParams(
+  module: string,
+  rpi: 'tcp' | 'sm' = 'tcp',
+): Record<string, string | number> {
+  // `<module>/nopoll`: the same module with the progress engine's polling and yields off (the
+  // event loop sleeps at every wait, as before issue 18), to measure what polling gains.
+  if (module.endsWith(NOPOLL))
+    return {
+      rpi,
+      coll: module.slice(0, -NOPOLL.length),
+      mpi_base_poll_us: 0,
+      mpi_base_yield_every: 0,
+    };
   return { rpi, coll: module };
 }
+
+const NOPOLL = '/nopoll';
 
 /**
  * Calls per timed pass: the operation's count on 2 processes, scaled by 2/np (a call costs about
@@ -268,8 +283,10 @@ export function planColl(args: string[]): CollPlan {
       throw new Error(`--only: no column "${c}" (choose from ${COLL_COLUMNS.join(',')})`);
   const modules = list(o, 'coll', ['lam_basic']);
   for (const m of modules)
-    if (!/^[a-z][a-z0-9_]*$/.test(m))
-      throw new Error(`--coll: "${m}" is not a coll module name (e.g. tuned,lam_basic)`);
+    if (!/^[a-z][a-z0-9_]*(\/nopoll)?$/.test(m))
+      throw new Error(
+        `--coll: "${m}" is not a coll module name, optionally with /nopoll (e.g. tuned,lam_basic,lam_basic/nopoll)`,
+      );
   const columns: CollColumn[] = [
     ...(only.includes('ssi') ? modules.map(ssiColumn) : []),
     ...(only.includes('ompi') ? (['ompi'] as const) : []),

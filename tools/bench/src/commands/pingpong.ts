@@ -32,6 +32,8 @@ const USAGE = `usage: node tools/bench/dist/cli.js pingpong [options]
 NetPIPE-style ping-pong between 2 processes on this machine (Ch. 5.3.2), columns measured in the
 same run by the same loop (send, then receive into a preallocated buffer; the peer echoes):
   tcp     2 ranks of @ssi/mpi with --ssi rpi tcp (launchJob of @ssi/mpi/testing)
+  nopoll  the same with --ssi mpi_base_poll_us 0 --ssi mpi_base_yield_every 0: the tcp rpi as it
+          was before the polling progress engine (every wait sleeps in the event loop)
   crtcp   the same with --ssi rpi crtcp: tcp able to checkpoint, no checkpoint taken (only with
           --rpi or --only; the crtcp/tcp columns give its cost over tcp)
   raw     baseline: a plain Node TCP socket over 127.0.0.1 (Nagle off) with the tcp rpi's framing
@@ -57,7 +59,7 @@ options:
   --rpi LIST        the rpi modules measured: tcp,crtcp,sm (default tcp). tcp: columns tcp,raw,
                     ompi,paired; crtcp: the same with crtcp (with tcp too: their ratio);
                     sm: smspin,smblock,sm,tcp,ompi with Open MPI over vader
-  --only LIST       run only some of: smspin,smblock,sm,tcp,crtcp,raw,ompi,paired (default:
+  --only LIST       run only some of: smspin,smblock,sm,tcp,nopoll,crtcp,raw,ompi,paired (default:
                     --rpi's)
   --paired-sizes L  sizes of the paired column, among the others (default 0,8,64,1k,256k)
   --prepost         MPI columns post each receive before the send it answers (NetPIPE's
@@ -74,6 +76,7 @@ export const PINGPONG_COLUMNS = [
   'smblock',
   'sm',
   'tcp',
+  'nopoll',
   'crtcp',
   'raw',
   'ompi',
@@ -83,6 +86,7 @@ export type PingPongColumn = (typeof PINGPONG_COLUMNS)[number];
 
 export const COLUMN_TITLES: Record<PingPongColumn, string> = {
   tcp: 'tcp rpi',
+  nopoll: 'tcp nopoll',
   crtcp: 'crtcp rpi',
   raw: 'raw socket',
   ompi: 'Open MPI',
@@ -94,10 +98,13 @@ export const COLUMN_TITLES: Record<PingPongColumn, string> = {
 
 /** The default columns of each `--rpi`. */
 const RPI_COLUMNS: Record<'tcp' | 'crtcp' | 'sm', PingPongColumn[]> = {
-  tcp: ['tcp', 'raw', 'ompi', 'paired'],
+  tcp: ['tcp', 'nopoll', 'raw', 'ompi', 'paired'],
   crtcp: ['crtcp', 'raw', 'ompi', 'paired'],
   sm: ['smspin', 'smblock', 'sm', 'tcp', 'ompi'],
 };
+
+/** The `nopoll` column: the tcp rpi with polling and fast-path yields off (issue 18's "today"). */
+const NOPOLL_PARAMS = { rpi: 'tcp', mpi_base_poll_us: 0, mpi_base_yield_every: 0 };
 
 /** The sm columns' wait modes (`rpi_sm_wait`). */
 const SM_WAIT: Partial<Record<PingPongColumn, string>> = {
@@ -517,6 +524,7 @@ export interface PingPongRow {
   latency: boolean;
   bandwidth: boolean;
   tcp?: Stat;
+  nopoll?: Stat;
   crtcp?: Stat;
   raw?: Stat;
   ompi?: Stat;
@@ -546,6 +554,10 @@ export function latencyColumns(columns: PingPongColumn[]): Column<PingPongRow>[]
   for (const c of seriesColumns(columns))
     cols.push({ title: COLUMN_TITLES[c], value: (r) => us(r[c]) });
   if (has('tcp') && has('raw')) cols.push({ title: 'tcp/raw', value: (r) => ratio(r.tcp, r.raw) });
+  if (has('tcp') && has('nopoll'))
+    cols.push({ title: 'tcp/nopoll', value: (r) => ratio(r.tcp, r.nopoll) });
+  if (has('tcp') && has('ompi'))
+    cols.push({ title: 'tcp/ompi', value: (r) => ratio(r.tcp, r.ompi) });
   if (has('crtcp') && has('tcp'))
     cols.push({ title: 'crtcp/tcp', value: (r) => ratio(r.crtcp, r.tcp) });
   if (has('smspin') && has('ompi'))
@@ -571,6 +583,8 @@ export function bandwidthColumns(columns: PingPongColumn[]): Column<PingPongRow>
     cols.push({ title: COLUMN_TITLES[c], value: (r) => gbs(r.size, r[c]), digits: 3 });
   if (has('tcp') && has('raw'))
     cols.push({ title: 'tcp/raw %', value: (r) => pct(r.tcp, r.raw), digits: 1 });
+  if (has('tcp') && has('nopoll'))
+    cols.push({ title: 'tcp/nopoll %', value: (r) => pct(r.tcp, r.nopoll), digits: 1 });
   if (has('crtcp') && has('tcp'))
     cols.push({ title: 'crtcp/tcp %', value: (r) => pct(r.crtcp, r.tcp), digits: 1 });
   if (has('smspin') && has('ompi'))
@@ -684,6 +698,11 @@ export const pingpongCommand: BenchCommand = {
             { rpi: 'sm', rpi_sm_wait: wait },
             mpiEnv(plan),
           );
+          runners[c] = twoRanks(t.run);
+          info[c] = t.info;
+        } else if (c === 'nopoll') {
+          // Today's tcp rpi before issue 18: no polling window, no yields.
+          const t = await ssiRunner(root, 'pingpong-mpi.mjs', NOPOLL_PARAMS, mpiEnv(plan));
           runners[c] = twoRanks(t.run);
           info[c] = t.info;
         } else if (c === 'tcp' || c === 'crtcp' || c === 'paired') {
@@ -838,6 +857,7 @@ export const pingpongCommand: BenchCommand = {
           bandwidth: r.bandwidth,
           oneWayNs: {
             tcpRpi: r.tcp,
+            tcpNoPoll: r.nopoll,
             crtcpRpi: r.crtcp,
             raw: r.raw,
             openMpi: r.ompi,
@@ -847,6 +867,7 @@ export const pingpongCommand: BenchCommand = {
           },
           gbps: {
             tcpRpi: gbs(r.size, r.tcp),
+            tcpNoPoll: gbs(r.size, r.nopoll),
             crtcpRpi: gbs(r.size, r.crtcp),
             raw: gbs(r.size, r.raw),
             openMpi: gbs(r.size, r.ompi),
