@@ -190,6 +190,7 @@ export {
   paritySets,
   protectAfterContinue,
   protectInCheckpoint,
+  pruneRedundancy,
   RANK_FILE_MAGIC,
   RANK_FILE_VERSION,
   rankRecordOf,

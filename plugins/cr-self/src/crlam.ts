@@ -6,6 +6,7 @@ import {
   type CrlamModule,
   continuesBeforeCommit,
   MANIFEST_FORMAT,
+  pruneRedundancy,
   rankRecordOf,
   redundancyOfSeries,
   type StoragePlan,
@@ -64,6 +65,7 @@ const crlamSelf: CrlamModule = defineModule<CrlamModule>({
           ...(redundancy ? { redundancy } : {}),
         });
         const pruned = await store.prune(keep);
+        await pruneRedundancy(plan, pruned);
         const bytes = ranks.reduce((sum, r) => sum + r.bytes, 0);
         return { series: series.series, dir: store.dir, bytes, pruned };
       },

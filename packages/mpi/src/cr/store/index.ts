@@ -6,7 +6,12 @@ export { MANIFEST_FORMAT } from './manifest';
 export type { RankChannel } from './parity-reduction';
 export { PARITY_CHUNK_BYTES, reduceParity } from './parity-reduction';
 export type { SavedRankFile } from './plan-in-mpirun';
-export { continuesBeforeCommit, rankRecordOf, redundancyOfSeries } from './plan-in-mpirun';
+export {
+  continuesBeforeCommit,
+  pruneRedundancy,
+  rankRecordOf,
+  redundancyOfSeries,
+} from './plan-in-mpirun';
 export type { WrittenRankFile } from './plan-in-rank';
 export { protectAfterContinue, protectInCheckpoint } from './plan-in-rank';
 export type { RankFile, RankFileMeta, RankFileSection } from './rank-file-format';

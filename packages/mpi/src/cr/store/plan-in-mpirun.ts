@@ -1,5 +1,6 @@
+import { rm } from 'node:fs/promises';
 import type { ParitySetRecord, RankFileRecord, RedundancyRecord } from './manifest';
-import { awaitCopies } from './second-location';
+import { awaitCopies, secondSeriesDir } from './second-location';
 import type { StoragePlan } from './storage-plan';
 import { CheckpointStoreError } from './store-errors';
 
@@ -46,4 +47,12 @@ export async function redundancyOfSeries(
 /** The rank record as the manifest keeps it (the parity record goes to the redundancy part). */
 export function rankRecordOf(r: SavedRankFile): RankFileRecord {
   return { rank: r.rank, file: r.file, bytes: r.bytes, sha256: r.sha256 };
+}
+
+/** The keep rule removed these series from the checkpoint directory: remove their redundancy too. */
+export async function pruneRedundancy(plan: StoragePlan, pruned: readonly number[]): Promise<void> {
+  if (plan.name === 'local') return;
+  for (const n of pruned) {
+    await rm(secondSeriesDir(plan.secondDir, n), { recursive: true, force: true });
+  }
 }
