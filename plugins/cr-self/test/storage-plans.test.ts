@@ -146,6 +146,52 @@ describe('storage plans: restart after a lost or corrupt rank file (4 ranks, one
   });
 });
 
+describe('storage plans: a series whose redundancy does not arrive is not complete', () => {
+  it('duplicate: the copies cannot be written (second dir is a file): the checkpoint fails naming them, nothing hangs', async () => {
+    const ck = checkpointRoot();
+    cleanup = ck.cleanup;
+    const notADir = join(ck.root, 'fileserver');
+    writeFileSync(notADir, 'a file where the file server directory should be');
+    const r = await runCli(
+      'mpirun',
+      [
+        '-np',
+        '2',
+        '--ssi',
+        'cr',
+        'self',
+        '--ssi',
+        'rpi',
+        'crtcp',
+        '--ssi',
+        'crlam_self_dir',
+        join(ck.root, 'ckpt'),
+        '--ssi',
+        'crlam_self_plan',
+        'duplicate',
+        '--ssi',
+        'crlam_self_second_dir',
+        notADir,
+        '--ssi',
+        'crlam_self_copy_timeout',
+        '2',
+        join(FIXTURES, 'plans.mjs'),
+      ],
+      process.env,
+      { timeoutMs: 90_000 },
+    );
+    const out = r.stdout + r.stderr;
+    expect(r.code, out).not.toBe(0);
+    expect(out).toContain(
+      'checkpoint 1: series 1 is incomplete and will not be used: the copies of rank(s) 0, 1 did not reach',
+    );
+    expect(out).toContain('within 2000 ms');
+    expect(existsSync(join(jobDir(join(ck.root, 'ckpt')), 'series-1', 'MANIFEST.json'))).toBe(
+      false,
+    );
+  });
+});
+
 describe('storage plans: bad parameter values are refused before the job starts', () => {
   const cases: [string, string[], string][] = [
     [

@@ -234,9 +234,12 @@ export class JobCheckpoints {
     try {
       result = await this.crlam.commitSeries(plan, ranks);
     } catch (err) {
-      if (!early) throw err;
+      // The series cannot be made complete (a plan's redundancy is missing): the ranks go on.
       const reason = `series ${plan.series} is incomplete and will not be used: ${(err as Error).message}`;
       await this.crlam.abandonSeries(plan, reason);
+      if (!early && !this.ended) {
+        this.control.send('all', CrMessage.DONE, { series: plan.series, committed: false });
+      }
       return { ok: false, reason };
     }
     if (!early) this.control.send('all', CrMessage.DONE, { series: plan.series, committed: true });
