@@ -64,6 +64,8 @@ export const OobTag = {
   RPI_SETUP: 100,
   /** rpi checkpoint/restart coordination (crtcp's drain counters). */
   RPI_CR: 101,
+  /** the checkpoint store's plans during a checkpoint (parity's reduction among the ranks). */
+  CR_STORE: 102,
 } as const;
 
 export interface JobRuntime {

@@ -27,7 +27,7 @@ import { CheckpointApi, type CheckpointOutcome, readerOf } from './cr/user-api';
 import { Engine } from './engine';
 import { ERRORS_ARE_FATAL } from './errhandler';
 import { ErrorClass, MpiError } from './errors';
-import type { JobRuntime, ProcessInfo } from './job-runtime';
+import { type JobRuntime, OobTag, type ProcessInfo } from './job-runtime';
 import { keepAlive } from './keep-alive';
 import { readMaxNodeRanks } from './launch/job-env';
 import { registerMpiParams } from './params';
@@ -287,6 +287,10 @@ export class Mpi implements CommHost {
         jobId: runtime.jobId,
         rank: runtime.rank,
         size: runtime.size,
+        channel: {
+          send: (to, bytes) => runtime.oobSend(to, OobTag.CR_STORE, bytes),
+          recv: (from) => runtime.oobRecv<Uint8Array>(from, OobTag.CR_STORE),
+        },
         verbose: (level, message) => this.verbose.log(level, message),
       });
       await this.checkpoints.start();

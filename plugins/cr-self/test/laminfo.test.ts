@@ -34,6 +34,24 @@ describe('laminfo and the self cr component', () => {
     expect(r.stdout).toMatch(/Seconds between automatic checkpoints/);
   });
 
+  it('--param crlam self shows the storage plan parameters (#17) with defaults and sources', async () => {
+    const r = await laminfo(['--ssi', 'crlam_self_plan', 'parity', '--param', 'crlam', 'self']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain(
+      'parameter "crlam_self_plan" (string, default: "local", value: "parity", source: command line, --ssi)',
+    );
+    expect(r.stdout).toContain(
+      'parameter "crlam_self_second_dir" (string, default: "", value: "", source: default)',
+    );
+    expect(r.stdout).toContain(
+      'parameter "crlam_self_parity_set" (int, default: "4", value: "4", source: default)',
+    );
+    expect(r.stdout).toContain(
+      'parameter "crlam_self_copy_timeout" (int, default: "600", value: "600", source: default)',
+    );
+    expect(r.stdout).toMatch(/local \(files only in dir\), duplicate .* or parity/);
+  });
+
   it('--param crlam|crmpi all shows the base parameters of each half (prepare timeout and attempts, safe points)', async () => {
     const lam = await laminfo(['--param', 'crlam', 'all']);
     expect(lam.code, lam.stderr).toBe(0);

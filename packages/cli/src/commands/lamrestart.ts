@@ -1,10 +1,12 @@
-import { CheckpointStore, CheckpointStoreError, type SeriesStatus } from '@ssi/mpi';
+import { CheckpointStore, chooseRestartSeries } from '@ssi/mpi';
 import { UsageError } from '../run-command';
 import { main as mpirunMain } from './mpirun';
 
 const USAGE = `usage: lamrestart <checkpoint dir> [mpirun options…]
-Restarts a checkpointed job from the latest complete, verified series of its checkpoint
-directory (newer series that are incomplete or damaged are skipped, and said why). The mpirun
+Restarts a checkpointed job from the latest series of its checkpoint directory, verified file by
+file (series whose checkpoint did not finish are skipped, and said why). A lost or damaged rank
+file is rebuilt from the series's duplicate or parity (one line per file); a series that cannot be
+restored is refused, naming what is lost and the older series that would do. The mpirun
 options (nodes, -np is taken from the checkpoint, --ssi …) apply to the restarted job; its output
 and exit status are those of the restarted job.`;
 
@@ -23,24 +25,12 @@ export async function main(
     throw new UsageError(`the checkpoint directory comes first (got ${dir})\n${USAGE}`);
   }
   const store = await CheckpointStore.open(dir, { create: false });
-  const statuses = await store.examine();
-  const chosen = statuses.find((s) => s.complete);
-  if (!chosen) throw new CheckpointStoreError(noSeriesMessage(store.dir, statuses));
-  for (const s of statuses) {
-    if (s === chosen) break;
-    say(`lamrestart: skipping series ${s.series}: ${s.reason}`);
-  }
+  // Skips unfinished series, rebuilds lost files from the plan's redundancy (one line each), and
+  // refuses a committed series it cannot restore, naming the older series that would do.
+  const chosen = await chooseRestartSeries(store, (line) => say(`lamrestart: ${line}`));
   const m = chosen.manifest!;
   say(
     `lamrestart: restarting job ${m.jobId} (${m.size} rank(s), cr module ${m.module}) from series ${chosen.series} of ${m.createdAt}`,
   );
   return handOver(['--cr-restart', store.seriesDir(chosen.series), ...rest]);
-}
-
-function noSeriesMessage(dir: string, statuses: SeriesStatus[]): string {
-  if (statuses.length === 0) {
-    return `${dir} holds no checkpoint series (expected series-<n> directories written by a checkpointed job)`;
-  }
-  const why = statuses.map((s) => `series ${s.series}: ${s.reason}`).join('; ');
-  return `no complete checkpoint series in ${dir}: ${why}`;
 }

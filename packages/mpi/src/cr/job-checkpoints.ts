@@ -212,11 +212,7 @@ export class JobCheckpoints {
     say(`every rank interrupted; draining and saving series ${plan.series}`);
     const saved = new Collect<Saved>(this.size);
     this.saved = saved;
-    this.control.send('all', CrMessage.GO, {
-      series: plan.series,
-      dir: plan.dir,
-      attempt: this.attempt,
-    });
+    this.control.send('all', CrMessage.GO, { ...plan, attempt: this.attempt });
     await saved.wait(0);
     const savedAt = performance.now();
     this.saved = null;
@@ -233,10 +229,25 @@ export class JobCheckpoints {
       };
     }
     const ranks = [...saved.got.values()].map((s) => s.saved!).sort((a, b) => a.rank - b.rank);
-    const result = await this.crlam.commitSeries(plan, ranks);
     const restore = [...saved.got.values()].some((s) => s.restored === true);
     if (restore) say('a rank was restored from its image: every rank re-creates its connections');
-    this.control.send('all', CrMessage.DONE, { series: plan.series, committed: true, restore });
+    const committed = { series: plan.series, committed: true, restore };
+    // A plan whose redundancy is made after the ranks go on commits once it is durable.
+    const early = this.crlam.continueBeforeCommit === true;
+    if (early) this.control.send('all', CrMessage.DONE, committed);
+    let result: Awaited<ReturnType<CrlamActions['commitSeries']>>;
+    try {
+      result = await this.crlam.commitSeries(plan, ranks);
+    } catch (err) {
+      // The series cannot be made complete (a plan's redundancy is missing): the ranks go on.
+      const reason = `series ${plan.series} is incomplete and will not be used: ${(err as Error).message}`;
+      await this.crlam.abandonSeries(plan, reason);
+      if (!early && !this.ended) {
+        this.control.send('all', CrMessage.DONE, { series: plan.series, committed: false });
+      }
+      return { ok: false, reason };
+    }
+    if (!early) this.control.send('all', CrMessage.DONE, committed);
     const done = performance.now();
     const phases = phasesOf([...saved.got.values()], { t0, prepared, savedAt, done });
     if (result.pruned.length) say(`removed old series ${result.pruned.join(', ')} (keep rule)`);

@@ -4,6 +4,7 @@ import type { JobControl } from '../control/rank-control';
 import type { Engine } from '../engine';
 import { keepAlive } from '../keep-alive';
 import { takeImage } from './image';
+import type { RankChannel, StoragePlan } from './store';
 import { type CheckpointPoint, CrMessage, type CrmpiActions, type SavedRank } from './types';
 import type { CheckpointApi } from './user-api';
 
@@ -14,6 +15,7 @@ interface Prepare {
   series: number;
   dir: string;
   attempt: number;
+  storage?: StoragePlan;
 }
 
 /**
@@ -43,6 +45,8 @@ export class RankCheckpoints {
       jobId: string;
       rank: number;
       size: number;
+      /** out-of-band messages between ranks, for a storage plan's work during a checkpoint */
+      channel: RankChannel;
       verbose(level: number, message: string): void;
     },
   ) {}
@@ -88,6 +92,8 @@ export class RankCheckpoints {
     this.finalizing = true;
     await this.args.control.send(CrMessage.FINALIZING, {}).catch(() => {});
     for (const off of this.off) off();
+    // The module's work after a checkpoint (a copy to the file server) ends before the rank does.
+    await this.args.module.finalize?.();
   }
 
   /** Why the job cannot be checkpointed here now (rpi or coll modules), or null. */
@@ -158,7 +164,14 @@ export class RankCheckpoints {
 
   private async onGo(p: Prepare): Promise<void> {
     const { engine, rank, size, jobId } = this.args;
-    const point: CheckpointPoint = { jobId, series: p.series, dir: p.dir, rank, size };
+    const point: CheckpointPoint = {
+      jobId,
+      series: p.series,
+      dir: p.dir,
+      rank,
+      size,
+      storage: p.storage,
+    };
     const t0 = performance.now();
     let saved: SavedRank | undefined;
     let error: string | undefined;
@@ -179,6 +192,8 @@ export class RankCheckpoints {
         point,
         image,
         applicationSections: () => this.args.api.collectSections(),
+        nodeOf: nodesByRank(engine.procs),
+        channel: this.args.channel,
       });
       restored = this.args.module.restored?.(p.series) === true;
     } catch (err) {
@@ -218,4 +233,11 @@ export class RankCheckpoints {
       if (setup) await fn(setup.actions, comm);
     }
   }
+}
+
+/** The node of every process, indexed by world rank. */
+function nodesByRank(procs: readonly { gps: { node: number; grank: number } }[]): number[] {
+  const out = new Array<number>(procs.length).fill(0);
+  for (const p of procs) out[p.gps.grank] = p.gps.node;
+  return out;
 }

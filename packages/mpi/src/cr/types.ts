@@ -14,6 +14,7 @@
 import type { ParamRegistry, SsiModule } from '@ssi/core';
 import { FRAMEWORKS } from '@ssi/core';
 import type { MpiImage } from './image';
+import type { ParitySetRecord, RankChannel, StoragePlan } from './store';
 
 export const CRMPI_API_VERSION: string = FRAMEWORKS.crmpi.api;
 export const CRLAM_API_VERSION: string = FRAMEWORKS.crlam.api;
@@ -32,6 +33,8 @@ export interface CheckpointPoint {
   dir: string;
   rank: number;
   size: number;
+  /** How the crlam half protects the series (absent: `local`); see the store's plans. */
+  storage?: StoragePlan;
 }
 
 /** What a rank saved: the store's record of its file, for the series manifest. */
@@ -41,6 +44,8 @@ export interface SavedRank {
   file: string;
   bytes: number;
   sha256: string;
+  /** With the `parity` plan, on a set's leader: the set's parity file. */
+  parity?: ParitySetRecord;
 }
 
 /** The MPI layer's side of one checkpoint, handed to the crmpi module's `checkpoint`. */
@@ -50,6 +55,10 @@ export interface CheckpointWork {
   image: MpiImage;
   /** The application's own sections (the `self` module asks the application for them). */
   applicationSections(): Promise<CheckpointSection[]>;
+  /** The node of every rank, by world rank (a storage plan spreads redundancy over nodes). */
+  nodeOf: readonly number[];
+  /** Messages to other ranks while the job is held (out of band: the MPI layer is quiet). */
+  channel: RankChannel;
 }
 
 /** What a restarted rank's crmpi module gives back at `MPI.init`. */
@@ -99,6 +108,8 @@ export interface JobRecord {
 export interface SeriesPlan {
   series: number;
   dir: string;
+  /** The storage plan of the series, sent to every rank with it (absent: `local`). */
+  storage?: StoragePlan;
 }
 
 /** A committed series. */
@@ -131,6 +142,11 @@ export interface CrlamActions {
   commitSeries(plan: SeriesPlan, ranks: readonly SavedRank[]): Promise<SeriesResult>;
   /** A rank failed or died: the series stays incomplete (it is never used). */
   abandonSeries(plan: SeriesPlan, reason: string): Promise<void>;
+  /**
+   * The ranks go on before `commitSeries` (a storage plan that makes its redundancy after they
+   * continue, and commits once it is durable); by default they are held until the commit.
+   */
+  readonly continueBeforeCommit?: boolean;
   finalize?(): Promise<void>;
 }
 

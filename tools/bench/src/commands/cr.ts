@@ -16,6 +16,7 @@ import {
   stat,
   writeResults,
 } from '../harness';
+import { PLAN_NAMES, type PlansOptions, parsePlans, planColumns, runPlans } from './cr-plans';
 import { driverArgs, iterations, type Point, parseDriverOutput } from './pingpong';
 
 const USAGE = `usage: node tools/bench/dist/cli.js cr [options]
@@ -31,6 +32,9 @@ universe; ratios are taken within this run.
             the time went (prepare, drain+save, commit)
   interval  examples/heat.ts checkpointed every N seconds (--ssi crlam_self_interval N) against
             the same job with no checkpoint (Table 7.5), overhead %
+  plans     (only when named, or with --plans) checkpoint time and bytes written per storage plan
+            (--ssi crlam_self_plan) against local, --plans-np ranks with --state-sizes of state
+            each (programs/cr-plans.mjs): time to a complete series, time the ranks are held
 Rounds are interleaved: round r runs every column once, in an order rotated each round.
 
 options:
@@ -43,9 +47,17 @@ options:
   --heat-np N         ranks of the heat runs (default 4)
   --heat-args N,TOL   heat.ts's plate size and tolerance (default 200,1e-4)
   --intervals LIST    checkpoint intervals in whole seconds (default 1,2)
+  --plans LIST        storage plans of the plans part (default local,duplicate,parity; local is
+                      always measured: the baseline). Giving it runs the plans part
+  --state-sizes LIST  state per rank of the plans part (default 1m,64m)
+  --plans-np N        ranks of the plans part (default 4)
+  --parity-set N      crlam_self_parity_set of the parity plan (default 2)
+  --plan-checkpoints N  recorded checkpoints per plans job (default 3), after 1 unrecorded
   --quick             a tenth of the ping-pong iterations, 3 checkpoints, --reps 2 unless given`;
 
-export const CR_PARTS = ['pingpong', 'heat', 'coord', 'interval'] as const;
+export const CR_PARTS = ['pingpong', 'heat', 'coord', 'interval', 'plans'] as const;
+/** The parts run when --parts is not given (plans writes hundreds of MB: only when asked). */
+const DEFAULT_PARTS = ['pingpong', 'heat', 'coord', 'interval'];
 export type CrPart = (typeof CR_PARTS)[number];
 
 /** One configuration of mpirun that a column runs. */
@@ -90,6 +102,8 @@ export interface CrPlan {
   intervals: number[];
   /** The heat columns (parts heat and interval share one set of rounds). */
   heatColumns: JobConfig[];
+  /** The plans part (see cr-plans.ts). */
+  plansPart: PlansOptions;
 }
 
 function positiveInt(o: Options, name: string, dflt: number): number {
@@ -123,13 +137,20 @@ export function planCr(args: string[]): CrPlan {
     'heat-args',
     'intervals',
     'quick',
+    'plans',
+    'state-sizes',
+    'plans-np',
+    'parity-set',
+    'plan-checkpoints',
   ];
   const bad = o.unknown(known);
   if (bad.length > 0) throw new Error(`unknown option --${bad[0]}\n\n${USAGE}`);
   if (o.positional.length > 0)
     throw new Error(`unexpected argument "${o.positional[0]}"\n\n${USAGE}`);
   const quick = o.has('quick');
-  const parts = o.string('parts', CR_PARTS.join(',')).split(',').filter(Boolean);
+  const defaultParts = o.has('plans') ? 'plans' : DEFAULT_PARTS.join(',');
+  const parts = o.string('parts', defaultParts).split(',').filter(Boolean);
+  if (o.has('plans') && !parts.includes('plans')) parts.push('plans');
   for (const p of parts)
     if (!(CR_PARTS as readonly string[]).includes(p))
       throw new Error(`--parts: no part "${p}" (choose from ${CR_PARTS.join(',')})`);
@@ -172,6 +193,13 @@ export function planCr(args: string[]): CrPlan {
     heatArgs: [heatArgs[0]!, heatArgs[1]!],
     intervals,
     heatColumns,
+    plansPart: {
+      plans: parsePlans(o.string('plans', PLAN_NAMES.join(','))),
+      sizes: o.sizes('state-sizes', [1024 ** 2, 64 * 1024 ** 2]),
+      np: positiveInt(o, 'plans-np', 4),
+      paritySet: positiveInt(o, 'parity-set', 2),
+      checkpoints: positiveInt(o, 'plan-checkpoints', 3),
+    },
   };
 }
 
@@ -609,6 +637,29 @@ export const crCommand: BenchCommand = {
         );
         result.coord = { rows, samples, fit };
       }
+      if (plan.parts.includes('plans')) {
+        const p = plan.plansPart;
+        loads.plans = { start: load(), end: 0 };
+        const rows = await runPlans(
+          {
+            ...p,
+            reps: plan.reps,
+            program: join(root, 'programs', 'cr-plans.mjs'),
+            checkpointRoot: mkdtempSync(join(workDir, 'plans-')),
+            secondRoot: mkdtempSync(join(workDir, 'fileserver-')),
+          },
+          (flags, program, what) =>
+            runMpirun(root, flags, program, { cwd: root, timeoutMs: 900_000, what }),
+          (line) => process.stderr.write(`${line} (load ${load()})\n`),
+        );
+        loads.plans.end = load();
+        console.log(
+          `\nStorage plans, ${p.np} ranks (median of ${plan.reps} x ${p.checkpoints} checkpoints; complete = request to a ` +
+            'complete series, held = the longest a rank waited from its onCheckpoint to its onContinue; bytes per checkpoint)\n',
+        );
+        console.log(formatTable(planColumns(), rows));
+        result.plans = { options: p, rows };
+      }
       printLoads(loads);
       console.log(`measured in ${((nowNs() - t0) / 1e9).toFixed(0)} s`);
       const file = writeResults('cr', {
@@ -624,6 +675,8 @@ export const crCommand: BenchCommand = {
           oneWayNs: 'round trip / 2 in ns, one sample per round',
           heat: 'seconds: heat.ts own MPI.wtime time; wallMs: mpirun spawn to exit (boots a private universe)',
           coord: 'ms of the outcome of mpi.cr.checkpoint(); phases in ms (see CheckpointPhases)',
+          plans:
+            'ms: request to complete series; heldMs: longest onCheckpoint→onContinue of a rank; bytes per checkpoint',
         },
         ...result,
       });

@@ -1,4 +1,5 @@
-import { open, rename, rm } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { copyFile, open, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { tempNameFor } from './series-layout';
 
@@ -33,4 +34,23 @@ export async function syncDirectory(dir: string): Promise<void> {
   } finally {
     await handle.close();
   }
+}
+
+/** Copies `from` to `to` with the guarantees of `writeFileDurably` (temp, fsync, rename, dir fsync). */
+export async function copyFileDurably(from: string, to: string): Promise<void> {
+  const temp = join(dirname(to), tempNameFor(basename(to)));
+  try {
+    await copyFile(from, temp, constants.COPYFILE_EXCL);
+    const file = await open(temp, 'r+');
+    try {
+      await file.sync();
+    } finally {
+      await file.close();
+    }
+    await rename(temp, to);
+  } catch (err) {
+    await rm(temp, { force: true });
+    throw err;
+  }
+  await syncDirectory(dirname(to));
 }

@@ -27,6 +27,27 @@ export interface SeriesManifest {
   /** opaque to the store: mpirun's application schema, to relaunch the job */
   app: unknown;
   ranks: RankFileRecord[];
+  /** how the series survives a lost file (absent: the `local` plan, no redundancy) */
+  redundancy?: RedundancyRecord;
+}
+
+/** The redundancy of a series, recorded once it is durable (see `storage-plan.ts`). */
+export type RedundancyRecord =
+  | {
+      plan: 'duplicate';
+      /** the job's directory in the second location: copies at `series-<n>/rank-<r>.ckpt` */
+      dir: string;
+    }
+  | { plan: 'parity'; dir: string; setSize: number; sets: ParitySetRecord[] };
+
+/** One parity set: its ranks and the XOR of their files (zero-padded to the longest). */
+export interface ParitySetRecord {
+  set: number;
+  ranks: number[];
+  /** relative to the second location's job directory: `series-<n>/parity-<k>.xor` */
+  file: string;
+  bytes: number;
+  sha256: string;
 }
 
 export const MANIFEST_FORMAT = 1;
@@ -55,7 +76,39 @@ export function manifestProblem(value: unknown, series: number): string | undefi
     return `manifest size ${JSON.stringify(m.size)} is not a positive integer`;
   }
   if (!Array.isArray(m.ranks)) return 'the manifest has no list of ranks';
-  return recordsProblem(m.ranks, series, m.size as number);
+  return (
+    recordsProblem(m.ranks, series, m.size as number) ??
+    redundancyProblem(m.redundancy, m.size as number)
+  );
+}
+
+/** A redundancy record, when present, is one of the plans' and (parity) covers every rank once. */
+function redundancyProblem(value: unknown, size: number): string | undefined {
+  if (value === undefined) return undefined;
+  const r = value as Partial<RedundancyRecord> | null;
+  if (typeof r?.dir !== 'string' || r.dir === '') return 'its redundancy record names no directory';
+  if (r.plan === 'duplicate') return undefined;
+  if (r.plan !== 'parity') {
+    return `its redundancy record has plan ${JSON.stringify(r.plan)}, expected duplicate or parity`;
+  }
+  if (!Array.isArray(r.sets)) return 'its parity record has no list of sets';
+  const covered = new Set<number>();
+  for (const set of r.sets as Partial<ParitySetRecord>[]) {
+    if (
+      !Array.isArray(set?.ranks) ||
+      typeof set.file !== 'string' ||
+      !Number.isSafeInteger(set.bytes) ||
+      typeof set.sha256 !== 'string'
+    ) {
+      return 'a parity set record lacks ranks, file, bytes or sha256';
+    }
+    for (const rank of set.ranks) {
+      if (covered.has(rank)) return `rank ${rank} is in two parity sets`;
+      covered.add(rank);
+    }
+  }
+  if (covered.size !== size) return `the parity sets cover ${covered.size} of ${size} ranks`;
+  return undefined;
 }
 
 /** Every rank 0..size-1 has exactly one well-formed record, naming its own file. */

@@ -19,35 +19,48 @@ export interface SeriesStatus {
  * with the recorded length and sha256. Never throws for what it finds on disk; the status says it.
  */
 export async function checkSeries(root: string, series: number): Promise<SeriesStatus> {
+  const manifest = await readManifest(root, series);
+  if (typeof manifest === 'string') return { series, complete: false, reason: manifest };
+  for (const rec of [...manifest.ranks].sort((a, b) => a.rank - b.rank)) {
+    const fileProblem = await rankFileProblem(join(root, rec.file), rec.bytes, rec.sha256);
+    if (fileProblem) return { series, complete: false, reason: fileProblem };
+  }
+  return { series, complete: true, manifest };
+}
+
+/**
+ * The valid manifest of a series (it was committed), or why there is none: the checkpoint did
+ * not finish, or the manifest is unreadable or invalid.
+ */
+export async function readManifest(root: string, series: number): Promise<SeriesManifest | string> {
   const dir = join(root, seriesDirName(series));
-  const incomplete = (reason: string): SeriesStatus => ({ series, complete: false, reason });
   let text: string;
   try {
-    if (!(await stat(dir)).isDirectory()) return incomplete(`${dir} is not a directory`);
+    if (!(await stat(dir)).isDirectory()) return `${dir} is not a directory`;
     text = await readFile(join(dir, MANIFEST_FILE), 'utf8');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
-      return incomplete('no MANIFEST.json (the checkpoint did not finish)');
+      return 'no MANIFEST.json (the checkpoint did not finish)';
     }
-    return incomplete(`cannot read ${join(dir, MANIFEST_FILE)}: ${(err as Error).message}`);
+    return `cannot read ${join(dir, MANIFEST_FILE)}: ${(err as Error).message}`;
   }
   let manifest: unknown;
   try {
     manifest = JSON.parse(text);
   } catch {
-    return incomplete(`${join(dir, MANIFEST_FILE)} is not valid JSON`);
+    return `${join(dir, MANIFEST_FILE)} is not valid JSON`;
   }
   const problem = manifestProblem(manifest, series);
-  if (problem) return incomplete(`${join(dir, MANIFEST_FILE)}: ${problem}`);
-  const m = manifest as SeriesManifest;
-  for (const rec of [...m.ranks].sort((a, b) => a.rank - b.rank)) {
-    const fileProblem = await rankFileProblem(join(root, rec.file), rec.bytes, rec.sha256);
-    if (fileProblem) return incomplete(fileProblem);
-  }
-  return { series, complete: true, manifest: m };
+  if (problem) return `${join(dir, MANIFEST_FILE)}: ${problem}`;
+  return manifest as SeriesManifest;
 }
 
-async function rankFileProblem(path: string, bytes: number, sha256: string) {
+/** Why the file at `path` is not the one recorded (missing, length, checksum), or undefined. */
+export async function rankFileProblem(
+  path: string,
+  bytes: number,
+  sha256: string,
+): Promise<string | undefined> {
   try {
     const size = (await stat(path)).size;
     if (size !== bytes) {

@@ -23,6 +23,11 @@ export function rankFileName(rank: number): string {
   return `rank-${rank}.ckpt`;
 }
 
+/** The parity file of parity set `set` (PSC's XOR file), in the second location's series directory. */
+export function parityFileName(set: number): string {
+  return `parity-${set}.xor`;
+}
+
 export function parseRankFileName(name: string): number | undefined {
   const m = RANK_FILE_RE.exec(name);
   return m ? Number(m[1]) : undefined;
