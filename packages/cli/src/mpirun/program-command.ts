@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { UsageError } from '../run-command';
+import { esmEntryImport, mustRunAsEsm } from './ts-entry-format';
 
 const JS = /\.(c|m)?js$/;
 const TS = /\.(c|m)?ts$/;
@@ -27,6 +28,9 @@ export function commandFor(argv: readonly string[], cwd: string): string[] {
     );
   }
   if (JS.test(program)) return [process.execPath, file, ...args];
-  if (TS.test(program)) return [process.execPath, '--import', tsxLoader(), file, ...args];
+  if (TS.test(program)) {
+    const esm = mustRunAsEsm(file) ? ['--import', esmEntryImport(file)] : [];
+    return [process.execPath, '--import', tsxLoader(), ...esm, file, ...args];
+  }
   return [file, ...args];
 }
