@@ -102,6 +102,11 @@ beforeAll(() => {
     }),
   );
   writeFileSync(join(project, 'hello.mjs'), HELLO);
+  // TypeScript with top-level await, in a package.json without "type": "module".
+  writeFileSync(
+    join(project, 'app.ts'),
+    HELLO.replace('world.rank + 1,', 'world.rank + 1 as number,'),
+  );
   mustRun(
     'npm',
     ['install', '--prefer-offline', '--no-audit', '--no-fund', `--@ssi:registry=${NO_REGISTRY}`],
@@ -126,6 +131,16 @@ describe('npm install @ssi/recommended, from packed tarballs, in an empty projec
 
   it('runs a 4-rank job with `npx mpirun`', () => {
     const r = mustRun('npx', ['--no-install', 'mpirun', '-np', '4', 'hello.mjs'], project, 120_000);
+    const lines = r.stdout.trim().split('\n').sort();
+    expect(lines).toEqual([0, 1, 2, 3].map((i) => `[${i}] hello from ${i} of 4, sum 10`));
+  });
+
+  it('runs the root README\'s headline: a TypeScript app.ts, crtcp and cr self, no "type": "module"', () => {
+    const readme = readFileSync(join(repo, 'README.md'), 'utf8');
+    const headline = 'npx mpirun -np 4 --ssi rpi crtcp --ssi cr self app.ts';
+    expect(readme).toContain(`    ${headline}\n`);
+    const [, ...args] = headline.split(' ');
+    const r = mustRun('npx', ['--no-install', ...args], project, 120_000);
     const lines = r.stdout.trim().split('\n').sort();
     expect(lines).toEqual([0, 1, 2, 3].map((i) => `[${i}] hello from ${i} of 4, sum 10`));
   });
