@@ -39,6 +39,7 @@ export interface BarChartSpec {
 
 /** One chart, drawn in its own coordinates; `svgDocument` places panels one under another. */
 export interface Panel {
+  title: string;
   width: number;
   height: number;
   body: string;
@@ -137,7 +138,7 @@ export function lineChart(spec: LineChartSpec): Panel {
     ...lines,
     legend(spec.series.map((s) => s.name)),
   ];
-  return { width: W, height: H, body: body.join('\n') };
+  return { title: spec.title, width: W, height: H, body: body.join('\n') };
 }
 
 /** Grouped bars (one group per label, one bar per name) with an optional reference line. */
@@ -176,7 +177,7 @@ export function barChart(spec: BarChartSpec): Panel {
     );
   }
   out.push(legend(names));
-  return { width: W, height: H, body: out.join('\n') };
+  return { title: spec.title, width: W, height: H, body: out.join('\n') };
 }
 
 /** An SVG document with the panels one under another. */
@@ -189,7 +190,8 @@ export function svgDocument(panels: Panel[]): string {
     return g;
   });
   return [
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${y}" viewBox="0 0 ${width} ${y}" font-family="sans-serif" font-size="12">`,
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${y}" viewBox="0 0 ${width} ${y}" font-family="sans-serif" font-size="12" role="img">`,
+    `<title>${escapeXml(panels.map((p) => p.title).join('; '))}</title>`,
     `<rect width="${width}" height="${y}" fill="#fff"/>`,
     ...parts,
     '</svg>',
