@@ -12,3 +12,5 @@ export {
   stat,
   writeResults,
 } from './harness';
+export type { Bar, BarChartSpec, LineChartSpec, Panel, Series } from './svg-chart';
+export { barChart, lineChart, svgDocument, writeChartBeside } from './svg-chart';

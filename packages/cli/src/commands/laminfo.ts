@@ -10,6 +10,7 @@ import { unknownSettingLine, unknownSettings } from '../settings-check';
 const USAGE = `usage: laminfo [--json] [--ssi name value]...
        laminfo --param <type|all> <module|all>   parameters: default, value and its source
        laminfo --version <type|all> [full]       module versions of one framework
+       laminfo --version                         the version of this installation
 Lists the SSI frameworks and every module found, with versions and where each came from.`;
 
 interface LaminfoArgs {

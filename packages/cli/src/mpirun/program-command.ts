@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { UsageError } from '../run-command';
 import { compileTsEntry, type TsEntry } from './ts-entry';
+import { esmEntryImport, mustRunAsEsm } from './ts-entry-format';
 
 const JS = /\.(c|m)?js$/;
 const TS = /\.(c|m)?ts$/;
@@ -39,8 +40,9 @@ export async function compileTsPrograms(
 
 /**
  * The argv a lamd starts for `program args`: JavaScript runs with this Node, TypeScript compiled
- * for the job (`compileTsPrograms`) or else through tsx, anything else as a command looked up on the node's PATH. Program files are made absolute
- * (relative to mpirun's directory) so -wd does not change which file runs.
+ * for the job (`compileTsPrograms`) or else through tsx, anything else as a command looked up on
+ * the node's PATH. Program files are made absolute (relative to mpirun's directory) so -wd does
+ * not change which file runs.
  */
 export function commandFor(argv: readonly string[], cwd: string): string[] {
   const [program, ...args] = argv as [string, ...string[]];
@@ -56,6 +58,11 @@ export function commandFor(argv: readonly string[], cwd: string): string[] {
   if (JS.test(program)) return [process.execPath, file, ...args];
   const js = compiled.get(path);
   if (js && 'file' in js) return [process.execPath, '--enable-source-maps', js.file, ...args];
-  if (TS.test(program)) return [process.execPath, '--import', tsxLoader(), file, ...args];
+  if (TS.test(program)) {
+    // Not compiled for the job (see compileTsPrograms): tsx in every rank, as an ES module where
+    // CommonJS cannot run it (top-level await outside a "type": "module" package).
+    const esm = mustRunAsEsm(file) ? ['--import', esmEntryImport(file)] : [];
+    return [process.execPath, '--import', tsxLoader(), ...esm, file, ...args];
+  }
   return [file, ...args];
 }

@@ -20,6 +20,8 @@ import {
   stat,
   writeResults,
 } from '../harness';
+import { writeChartBeside } from '../svg-chart';
+import { collPanels } from './coll-chart';
 
 const USAGE = `usage: node tools/bench/dist/cli.js coll [options]
 
@@ -677,6 +679,8 @@ export const collCommand: BenchCommand = {
         }),
       });
       console.log(`\nresults: ${file}`);
+      const panels = collPanels(rows, columns);
+      if (panels.length > 0) console.log(`chart: ${writeChartBeside(file, panels)}`);
       return 0;
     });
   },

@@ -26,6 +26,8 @@ import {
   stat,
   writeResults,
 } from '../harness';
+import { writeChartBeside } from '../svg-chart';
+import { pingpongPanels } from './pingpong-chart';
 
 const USAGE = `usage: node tools/bench/dist/cli.js pingpong [options]
 
@@ -885,6 +887,8 @@ export const pingpongCommand: BenchCommand = {
         targets,
       });
       console.log(`\nresults: ${file}`);
+      const panels = pingpongPanels(rows, columns);
+      if (panels.length > 0) console.log(`chart: ${writeChartBeside(file, panels)}`);
       return 0;
     });
   },
