@@ -76,6 +76,15 @@ function heatLeft(): string[] {
   return left;
 }
 
+/** The recovery report, printed for the record (lost and restart times on this machine). */
+const report = (out: string) =>
+  console.log(
+    out
+      .split('\n')
+      .filter((l) => /recover|lost time/.test(l))
+      .join('\n'),
+  );
+
 const resultOf = (out: string) => /heat result: .*/.exec(out)?.[0] ?? `no result in:\n${out}`;
 
 beforeAll(async () => {
@@ -128,6 +137,7 @@ describe.skipIf(!available.ok)(
       expect(pid, j.out).toBeDefined();
       process.kill(pid!, 'SIGKILL');
       const r = await j.done;
+      report(j.out);
       expect(r.code, j.out).toBe(0);
       expect(resultOf(j.out)).toBe(reference);
       expect(j.out).toMatch(/rank 1 \(pid \d+ on n1\) was killed by SIGKILL/);
@@ -184,6 +194,7 @@ describe.skipIf(!available.ok)(
       expect(ranks.length, j.out).toBe(1);
       for (const pid of [lamd, ...ranks]) process.kill(pid, 'SIGKILL');
       const r = await j.done;
+      report(j.out);
       expect(r.code, j.out).toBe(0);
       expect(resultOf(j.out)).toBe(reference);
       expect(j.out).toMatch(/rank 2 \(pid \d+ on n2\)/);

@@ -99,6 +99,8 @@ export async function runJob(
   let ending: { code: number; why: string } | undefined;
   /** Ranks that asked to abort: their own exit is the abort's doing, not its cause. */
   const aborted = new Set<number>();
+  /** Nodes whose lamd is gone: their ranks cannot be killed (a request there would time out). */
+  const lostNodes = new Set<number>();
   let endJob: EndJob = () => {};
   const ended = new Promise<number>((resolve) => {
     endJob = (code, why, failure) => {
@@ -106,7 +108,7 @@ export async function runJob(
       ending = { code, why };
       if (why) opts.say(`mpirun: ${why}`);
       if (why && failure) opts.onEnding?.(why, failure);
-      void killAll(ranks).then(() => resolve(code));
+      void killAll(ranks, lostNodes).then(() => resolve(code));
     };
   });
 
@@ -182,7 +184,7 @@ export async function runJob(
       endJob(1, `could not start the job: ${(err as Error).message}`, { kind: 'start' });
       return await ended;
     }
-    for (const r of ranks) void watchRank(r, hub!, aborted, endJob);
+    for (const r of ranks) void watchRank(r, hub!, aborted, lostNodes, endJob);
     const all = Promise.all(ranks.map((r) => r.proc!.exited.catch(() => undefined)));
     const code = await Promise.race([ended, all.then(() => exitCodeOf(ranks))]);
     if (!ending) endJob(code, '', null);
@@ -201,7 +203,13 @@ export async function runJob(
 type EndJob = (code: number, why: string, failure: JobFailure | null) => void;
 
 /** Ends the job at the first rank that fails; a clean exit needs MPI.finalize if MPI.init ran. */
-async function watchRank(r: Rank, hub: JobHub, aborted: ReadonlySet<number>, endJob: EndJob) {
+async function watchRank(
+  r: Rank,
+  hub: JobHub,
+  aborted: ReadonlySet<number>,
+  lostNodes: Set<number>,
+  endJob: EndJob,
+) {
   const rank = r.placement.rank;
   const node = r.placement.node.id;
   const where = `rank ${rank} (pid ${r.proc!.pid} on n${node})`;
@@ -209,6 +217,7 @@ async function watchRank(r: Rank, hub: JobHub, aborted: ReadonlySet<number>, end
     r.status = await r.proc!.exited;
   } catch (err) {
     // The only rejection of `exited` is the loss of the node's lamd.
+    lostNodes.add(node);
     endJob(1, `${where}: ${(err as Error).message}`, { kind: 'lost', rank, node });
     return;
   }
@@ -238,9 +247,12 @@ function exitCodeOf(ranks: readonly Rank[]): number {
   return 0;
 }
 
-async function killAll(ranks: readonly Rank[]): Promise<void> {
-  await Promise.allSettled(
-    ranks.filter((r) => r.proc && !r.proc.status).map((r) => r.proc!.kill('SIGKILL')),
+async function killAll(ranks: readonly Rank[], lostNodes: ReadonlySet<number>): Promise<void> {
+  // A lost node's ranks all learn of it at once, each in its own continuation: let them.
+  await new Promise((resolve) => setImmediate(resolve));
+  const alive = ranks.filter(
+    (r) => r.proc && !r.proc.status && !lostNodes.has(r.placement.node.id),
   );
+  await Promise.allSettled(alive.map((r) => r.proc!.kill('SIGKILL')));
   await Promise.allSettled(ranks.map((r) => r.proc?.exited));
 }
