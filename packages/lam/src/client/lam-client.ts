@@ -287,21 +287,31 @@ export class LamClient extends EventEmitter {
       );
     }
     return new Promise((resolve, reject) => {
-      const w: RecvWaiter = { filter, resolve, reject };
-      opts.signal?.addEventListener(
-        'abort',
-        () => {
-          if (!this.recvWaiters.includes(w)) return;
-          this.recvWaiters = this.recvWaiters.filter((x) => x !== w);
-          clearTimeout(w.timer);
-          reject(new LamError('CLOSED', `the receive ${describeFilter(filter)} was withdrawn`));
+      const signal = opts.signal;
+      const withdraw = () => {
+        if (!this.recvWaiters.includes(w)) return;
+        this.recvWaiters = this.recvWaiters.filter((x) => x !== w);
+        clearTimeout(w.timer);
+        reject(new LamError('CLOSED', `the receive ${describeFilter(filter)} was withdrawn`));
+      };
+      // The listener goes with the receive: a long-lived signal must not collect one per message.
+      const settled = () => signal?.removeEventListener('abort', withdraw);
+      const w: RecvWaiter = {
+        filter,
+        resolve: (m) => {
+          settled();
+          resolve(m);
         },
-        { once: true },
-      );
+        reject: (err) => {
+          settled();
+          reject(err);
+        },
+      };
+      signal?.addEventListener('abort', withdraw, { once: true });
       if (opts.timeoutMs !== undefined && Number.isFinite(opts.timeoutMs)) {
         w.timer = setTimeout(() => {
           this.recvWaiters = this.recvWaiters.filter((x) => x !== w);
-          reject(
+          w.reject(
             new LamError(
               'TIMEOUT',
               `no OOB message ${describeFilter(filter)} within ${opts.timeoutMs} ms`,
