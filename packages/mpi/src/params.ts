@@ -52,6 +52,16 @@ export const MPI_BASE_PARAMS = {
     default: 3,
     help: 'mpirun: how many times a checkpoint tries to interrupt every rank before it is refused',
   },
+  crlam_base_recover: {
+    type: 'int',
+    default: 0,
+    help: 'mpirun: how many times a checkpointable job that loses a rank (killed by a signal) or a node (its lamd gone) is restarted by itself from its latest complete checkpoint series (0: never)',
+  },
+  crlam_base_recover_nodes: {
+    type: 'string',
+    default: '',
+    help: "mpirun: spare nodes (e.g. n4,5) that take the ranks of a lost node at an automatic recovery (default: the job's remaining nodes)",
+  },
 } as const;
 
 export const COLL_PARAMS = {

@@ -78,6 +78,7 @@ export class Request<T = Status> {
       r = this.op.launch();
     } catch (err) {
       this.phase = 'inactive';
+      this.comm.engineOf().crLog?.requestClosed(); // counted as opened above
       throw err;
     }
     if (r === null) {
@@ -172,12 +173,18 @@ export class Request<T = Status> {
     return this.st;
   }
 
+  /**
+   * A completed pass seen by its owner (wait/test and the multiple completions): inactive again,
+   * and no longer outstanding for the rollback log (else the rank is never quiet again).
+   */
+  private markSeen(): void {
+    this.phase = 'inactive';
+    this.comm.engineOf().crLog?.requestClosed();
+  }
+
   /** @internal The value of the completed pass; throws its error through the error handler. */
   consume(): T {
-    if (this.phase === 'complete') {
-      this.phase = 'inactive';
-      this.comm.engineOf().crLog?.requestClosed();
-    }
+    if (this.phase === 'complete') this.markSeen();
     if (this.err) throw this.comm.raiseSync(this.err, this.call);
     return (this.op.object ? this.value : this.st) as T;
   }
@@ -288,7 +295,7 @@ export class Request<T = Status> {
   private static collectAll<T>(requests: readonly Request<T>[], call: string): T[] {
     const errors = requests.map((r) => (r.phase === 'complete' ? r.err : null));
     const values = requests.map((r) => {
-      if (r.phase === 'complete') r.phase = 'inactive';
+      if (r.phase === 'complete') r.markSeen();
       return (r.op.object ? r.value : (r.st ?? emptyResult(r.op))) as T;
     });
     const failed = errors.findIndex((e) => e !== null);
@@ -352,7 +359,7 @@ export class Request<T = Status> {
       if (r.phase === 'complete') {
         out.push(i);
         errors.push(r.err);
-        r.phase = 'inactive';
+        r.markSeen();
       }
     });
     const failed = errors.findIndex(Boolean);

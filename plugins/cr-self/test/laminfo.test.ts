@@ -58,6 +58,13 @@ describe('laminfo and the self cr component', () => {
     for (const name of ['crlam_base_prepare_timeout', 'crlam_base_prepare_attempts']) {
       expect(lam.stdout).toContain(`SSI crlam: parameter "${name}"`);
     }
+    // Automatic recovery (mpirun's): off by default, spare nodes none.
+    expect(lam.stdout).toContain(
+      'SSI crlam: parameter "crlam_base_recover" (int, default: "0", value: "0", source: default)',
+    );
+    expect(lam.stdout).toContain(
+      'SSI crlam: parameter "crlam_base_recover_nodes" (string, default: "", value: "", source: default)',
+    );
     const r = await laminfo(['--param', 'crmpi', 'all']);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain('SSI crmpi: parameter "crmpi_base_safepoint_ms"');

@@ -1,13 +1,12 @@
 import type { JobRecord } from '@ssi/mpi';
-import { CR_RESTART_ENV } from '@ssi/mpi';
 import { createCliContext, reportProblems } from '../cli-context';
 import { readAppSchema } from '../mpirun/app-schema';
 import { type JobPart, parseMpirunArgs, parsePart, programStart, USAGE } from '../mpirun/args';
-import { setUpCheckpointing } from '../mpirun/checkpointing';
 import { forwardedEnv } from '../mpirun/forwarded-env';
-import { newJobId, runJob } from '../mpirun/job';
+import { newJobId } from '../mpirun/job';
 import { type Placement, placeJob } from '../mpirun/placement';
 import { commandFor, compileTsPrograms } from '../mpirun/program-command';
+import { runRecoverable } from '../mpirun/recovery';
 import { inheritedSsiArgs, type RestartJob, readRestart, restartParts } from '../mpirun/restart';
 import { openUniverse } from '../mpirun/universe';
 import { UsageError } from '../run-command';
@@ -51,30 +50,20 @@ export async function main(argv: string[]): Promise<number> {
       );
     }
     const ssiEnv = ctx.params.toEnvironment();
-    const jobId = newJobId(universe.client);
-    const cr = noWait
-      ? null
-      : await setUpCheckpointing(ctx, jobId, recordOf(placements, ssiEnv), say);
-    let code = 1;
-    try {
-      code = await runJob(universe.client, placements, {
-        ssiEnv,
-        jobId,
-        rankEnv: {
-          ...forwardedEnv(ctx.params),
-          ...(restart ? { [CR_RESTART_ENV]: restart.seriesDir } : {}),
-        },
-        noWait,
-        prefix,
-        verbose,
-        say,
-        control: cr ? (control, job) => cr.attach(control, job.size) : undefined,
-        onEnding: cr ? (why) => cr.ending(why) : undefined,
-      });
-    } finally {
-      await cr?.close(`it exited with status ${code}`);
-    }
-    return code;
+    return await runRecoverable({
+      ctx,
+      client: universe.client,
+      placements,
+      jobId: newJobId(universe.client),
+      record: recordOf(placements, ssiEnv),
+      job: { ssiEnv, noWait, prefix, verbose, say },
+      rankEnv: forwardedEnv(ctx.params),
+      restart: restart && {
+        seriesDir: restart.seriesDir,
+        series: restart.manifest.series,
+        createdAt: restart.manifest.createdAt,
+      },
+    });
   } finally {
     await universe.release();
   }

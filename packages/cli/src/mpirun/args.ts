@@ -19,7 +19,9 @@ An application schema has one line per program: [nodes] [-np N] [-x ...] [-wd di
 (# starts a comment).
 Checkpoint/restart: --ssi cr self --ssi rpi crtcp makes the job checkpointable (the program saves
 its state with mpi.cr.onCheckpoint; see @ssi/cr-self). lamcheckpoint <mpirun pid | job id> takes a
-checkpoint; lamrestart <checkpoint dir> restarts from the latest complete one.`;
+checkpoint; lamrestart <checkpoint dir> restarts from the latest complete one. --ssi
+crlam_base_recover N: a job that loses a rank or a node restarts by itself from its latest
+complete checkpoint, up to N times (spare nodes: --ssi crlam_base_recover_nodes n4,5).`;
 
 /** One program of a job: what to run, how many copies, where. */
 export interface JobPart {

@@ -10,10 +10,22 @@ import {
 } from '@ssi/mpi';
 import { CheckpointRequestServer } from './checkpoint-requests';
 
+/** A series this mpirun committed: where, and when (mpirun's clock, `Date.now()`). */
+export interface CommittedSeries {
+  series: number;
+  /** The job's checkpoint directory (the store's root, holding series-<n>/). */
+  dir: string;
+  at: number;
+}
+
 /** mpirun's checkpoint/restart part of one job: the crlam module, the protocol, the listener. */
 export interface JobCheckpointing {
   /** The selected cr module. */
   module: string;
+  /** The latest series this job committed, or null before the first. */
+  latest(): CommittedSeries | null;
+  /** Resolves true once every rank finished MPI.init, false when the job ends first. */
+  everyRankReady(): Promise<boolean>;
   /** Hooks the job's control channel (synchronously: before any rank can speak). */
   attach(control: HubControl, size: number): void;
   /** The job is being ended (a rank died): a checkpoint in progress is given up, saying why. */
@@ -48,16 +60,31 @@ export async function setUpCheckpointing(
       : 'it is not a crlam module of this API (no query/init function)',
   );
   await fw.closeAllBut([selection.name]);
-  const actions: CrlamActions = await selection.module.init({
+  const module: CrlamActions = await selection.module.init({
     params: ctx.params,
     jobId,
     job,
     verbose: (level, message) => fw.verbose.log(level, message),
   });
+  let latest: CommittedSeries | null = null;
+  // Every commit is noted (automatic recovery restarts from the latest one's directory).
+  const actions: CrlamActions = {
+    interval: module.interval,
+    beginSeries: () => module.beginSeries(),
+    abandonSeries: (plan, reason) => module.abandonSeries(plan, reason),
+    finalize: module.finalize ? () => module.finalize!() : undefined,
+    async commitSeries(plan, ranks) {
+      const result = await module.commitSeries(plan, ranks);
+      latest = { series: result.series, dir: result.dir, at: Date.now() };
+      return result;
+    },
+  };
   let checkpoints: JobCheckpoints | null = null;
   let server: Promise<CheckpointRequestServer | null> = Promise.resolve(null);
   return {
     module: selection.name,
+    latest: () => latest,
+    everyRankReady: async () => (checkpoints ? checkpoints.everyRankReady() : false),
     attach(control, size) {
       const jc = new JobCheckpoints(control, size, actions, {
         module: selection.name,

@@ -23,8 +23,27 @@ export interface JobOptions {
   jobId?: string;
   /** More environment for every rank (a restart's series directory). */
   rankEnv?: Record<string, string>;
-  /** The job is being ended for `why` (a rank died, a signal): told before the ranks are killed. */
-  onEnding?: (why: string) => void;
+  /**
+   * The job is being ended for `why` (a rank died, a signal): told before the ranks are killed,
+   * with what failed (for automatic recovery: `recovery.ts`).
+   */
+  onEnding?: (why: string, failure: JobFailure) => void;
+}
+
+/**
+ * What ended a job early. `killed`: a rank died of a signal; `lost`: the lamd of a rank's node is
+ * gone; `exited`: a rank exited with a non-zero code or without MPI.finalize; `aborted`: a rank
+ * called abort (or died of an error); `start`: the job could not start; `signal`: mpirun itself
+ * got SIGINT or SIGTERM.
+ */
+export interface JobFailure {
+  kind: 'killed' | 'lost' | 'exited' | 'aborted' | 'start' | 'signal';
+  /** The rank that failed (not for `start` and `signal`). */
+  rank?: number;
+  /** Its node. */
+  node?: number;
+  /** The signal, for `killed` and `signal`. */
+  signal?: string;
 }
 
 /** A job id unique on this machine: node, mpirun pid, random. */
@@ -80,14 +99,16 @@ export async function runJob(
   let ending: { code: number; why: string } | undefined;
   /** Ranks that asked to abort: their own exit is the abort's doing, not its cause. */
   const aborted = new Set<number>();
-  let endJob: (code: number, why: string) => void = () => {};
+  /** Nodes whose lamd is gone: their ranks cannot be killed (a request there would time out). */
+  const lostNodes = new Set<number>();
+  let endJob: EndJob = () => {};
   const ended = new Promise<number>((resolve) => {
-    endJob = (code, why) => {
+    endJob = (code, why, failure) => {
       if (ending) return;
       ending = { code, why };
       if (why) opts.say(`mpirun: ${why}`);
-      if (why) opts.onEnding?.(why);
-      void killAll(ranks).then(() => resolve(code));
+      if (why && failure) opts.onEnding?.(why, failure);
+      void killAll(ranks, lostNodes).then(() => resolve(code));
     };
   });
 
@@ -96,7 +117,9 @@ export async function runJob(
     : new JobHub(client, jobId, size, {
         onAbort: (a: AbortMsg) => {
           aborted.add(a.rank);
-          const end = () => endJob(a.code || 1, `${a.message} (rank ${a.rank} aborted the job)`);
+          const failure: JobFailure = { kind: 'aborted', rank: a.rank };
+          const end = () =>
+            endJob(a.code || 1, `${a.message} (rank ${a.rank} aborted the job)`, failure);
           // An abort that follows a lost connection is a consequence: the death of the peer, the
           // cause, is reported when it arrives; the abort ends the job only if it does not.
           if (a.peerLost) setTimeout(end, PEER_DEATH_GRACE_MS);
@@ -138,7 +161,7 @@ export async function runJob(
   };
 
   const onSignal = (sig: NodeJS.Signals) => () =>
-    endJob(signalStatus(sig), `${sig}: stopping the job`);
+    endJob(signalStatus(sig), `${sig}: stopping the job`, { kind: 'signal', signal: sig });
   const onInt = onSignal('SIGINT');
   const onTerm = onSignal('SIGTERM');
   process.on('SIGINT', onInt);
@@ -158,13 +181,13 @@ export async function runJob(
       }
       await Promise.all(ranks.map((r) => spawnRank(r, formatAddress(client.address))));
     } catch (err) {
-      endJob(1, `could not start the job: ${(err as Error).message}`);
+      endJob(1, `could not start the job: ${(err as Error).message}`, { kind: 'start' });
       return await ended;
     }
-    for (const r of ranks) void watchRank(r, hub!, aborted, endJob);
+    for (const r of ranks) void watchRank(r, hub!, aborted, lostNodes, endJob);
     const all = Promise.all(ranks.map((r) => r.proc!.exited.catch(() => undefined)));
     const code = await Promise.race([ended, all.then(() => exitCodeOf(ranks))]);
-    if (!ending) endJob(code, '');
+    if (!ending) endJob(code, '', null);
     return await ended;
   } finally {
     process.off('SIGINT', onInt);
@@ -177,27 +200,40 @@ export async function runJob(
   }
 }
 
+type EndJob = (code: number, why: string, failure: JobFailure | null) => void;
+
 /** Ends the job at the first rank that fails; a clean exit needs MPI.finalize if MPI.init ran. */
 async function watchRank(
   r: Rank,
   hub: JobHub,
   aborted: ReadonlySet<number>,
-  endJob: (code: number, why: string) => void,
+  lostNodes: Set<number>,
+  endJob: EndJob,
 ) {
   const rank = r.placement.rank;
-  const where = `rank ${rank} (pid ${r.proc!.pid} on n${r.placement.node.id})`;
+  const node = r.placement.node.id;
+  const where = `rank ${rank} (pid ${r.proc!.pid} on n${node})`;
   try {
     r.status = await r.proc!.exited;
   } catch (err) {
-    endJob(1, `${where}: ${(err as Error).message}`);
+    // The only rejection of `exited` is the loss of the node's lamd.
+    lostNodes.add(node);
+    endJob(1, `${where}: ${(err as Error).message}`, { kind: 'lost', rank, node });
     return;
   }
   const s = r.status;
   if (aborted.has(rank)) return;
-  if (s.signal) endJob(signalStatus(s.signal), `${where} was killed by ${s.signal}`);
-  else if (s.code !== 0) endJob(s.code ?? 1, `${where} exited with code ${s.code}`);
+  const exited: JobFailure = { kind: 'exited', rank, node };
+  if (s.signal) {
+    endJob(signalStatus(s.signal), `${where} was killed by ${s.signal}`, {
+      kind: 'killed',
+      rank,
+      node,
+      signal: s.signal,
+    });
+  } else if (s.code !== 0) endJob(s.code ?? 1, `${where} exited with code ${s.code}`, exited);
   else if (hub.addresses[rank] && !hub.finalized.has(rank)) {
-    endJob(1, `${where} exited without calling MPI.finalize`);
+    endJob(1, `${where} exited without calling MPI.finalize`, exited);
   }
 }
 
@@ -211,12 +247,16 @@ function exitCodeOf(ranks: readonly Rank[]): number {
   return 0;
 }
 
-async function killAll(ranks: readonly Rank[]): Promise<void> {
-  const live = ranks.filter((r) => r.proc && !r.proc.status);
+async function killAll(ranks: readonly Rank[], lostNodes: ReadonlySet<number>): Promise<void> {
+  // A lost node's ranks all learn of it at once, each in its own continuation: let them.
+  await new Promise((resolve) => setImmediate(resolve));
+  const alive = ranks.filter(
+    (r) => r.proc && !r.proc.status && !lostNodes.has(r.placement.node.id),
+  );
   // Every rank is frozen before any dies: a rank that outlived a killed peer by a moment would
   // report the lost connection as an MPI error, although the job is being ended on purpose and
   // mpirun has said why, once.
-  await Promise.allSettled(live.map((r) => r.proc!.kill('SIGSTOP')));
-  await Promise.allSettled(live.map((r) => r.proc!.kill('SIGKILL')));
+  await Promise.allSettled(alive.map((r) => r.proc!.kill('SIGSTOP')));
+  await Promise.allSettled(alive.map((r) => r.proc!.kill('SIGKILL')));
   await Promise.allSettled(ranks.map((r) => r.proc?.exited));
 }

@@ -270,17 +270,48 @@ export class LamClient extends EventEmitter {
     })) as Promise<void>;
   }
 
-  /** Receives the first OOB message matching `filter` (LAM's nrecv), in arrival order. */
-  recv(filter: RecvFilter = {}, opts: { timeoutMs?: number } = {}): Promise<OobMessage> {
+  /**
+   * Receives the first OOB message matching `filter` (LAM's nrecv), in arrival order. An aborted
+   * `signal` withdraws the receive (it rejects): no message is taken by a receiver that left.
+   */
+  recv(
+    filter: RecvFilter = {},
+    opts: { timeoutMs?: number; signal?: AbortSignal } = {},
+  ): Promise<OobMessage> {
     const i = this.inbox.findIndex((m) => matches(filter, m));
     if (i >= 0) return Promise.resolve(this.inbox.splice(i, 1)[0]!);
     if (this.closedError) return Promise.reject(this.closedError);
+    if (opts.signal?.aborted) {
+      return Promise.reject(
+        new LamError('CLOSED', `the receive ${describeFilter(filter)} was withdrawn`),
+      );
+    }
     return new Promise((resolve, reject) => {
-      const w: RecvWaiter = { filter, resolve, reject };
+      const signal = opts.signal;
+      const withdraw = () => {
+        if (!this.recvWaiters.includes(w)) return;
+        this.recvWaiters = this.recvWaiters.filter((x) => x !== w);
+        clearTimeout(w.timer);
+        reject(new LamError('CLOSED', `the receive ${describeFilter(filter)} was withdrawn`));
+      };
+      // The listener goes with the receive: a long-lived signal must not collect one per message.
+      const settled = () => signal?.removeEventListener('abort', withdraw);
+      const w: RecvWaiter = {
+        filter,
+        resolve: (m) => {
+          settled();
+          resolve(m);
+        },
+        reject: (err) => {
+          settled();
+          reject(err);
+        },
+      };
+      signal?.addEventListener('abort', withdraw, { once: true });
       if (opts.timeoutMs !== undefined && Number.isFinite(opts.timeoutMs)) {
         w.timer = setTimeout(() => {
           this.recvWaiters = this.recvWaiters.filter((x) => x !== w);
-          reject(
+          w.reject(
             new LamError(
               'TIMEOUT',
               `no OOB message ${describeFilter(filter)} within ${opts.timeoutMs} ms`,

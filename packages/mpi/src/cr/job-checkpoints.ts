@@ -143,6 +143,14 @@ export class JobCheckpoints {
     this.saved?.abort();
   }
 
+  /** Resolves true once every rank finished `MPI.init` (cr.ready), false if the job ends first. */
+  async everyRankReady(): Promise<boolean> {
+    while (this.ready.size < this.size && !this.ended) {
+      await new Promise<void>((resolve) => this.windowWaiters.push(resolve));
+    }
+    return this.ready.size === this.size;
+  }
+
   /** Resolves once no checkpoint is in progress (after `jobEnded`, promptly). */
   async settled(): Promise<void> {
     await this.current?.catch(() => undefined);

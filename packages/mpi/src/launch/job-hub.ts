@@ -32,6 +32,8 @@ export class JobHub {
   private readonly roundCounts = new Map<number, number>();
   private rosterSent = false;
   private stopped = false;
+  /** Withdraws the hub's receives at `stop`: a later hub on the same client gets its messages. */
+  private readonly receiving = new AbortController();
 
   constructor(
     private readonly client: LamClient,
@@ -59,6 +61,7 @@ export class JobHub {
 
   stop(): void {
     this.stopped = true;
+    this.receiving.abort();
   }
 
   /** Ranks that said hello (they called MPI.init). */
@@ -71,9 +74,9 @@ export class JobHub {
       while (!this.stopped && !this.client.closed) {
         let m: OobMessage;
         try {
-          m = await this.client.recv({ tag });
+          m = await this.client.recv({ tag }, { signal: this.receiving.signal });
         } catch {
-          return; // the lamd connection closed: the owner hears of that on its own
+          return; // stopped, or the lamd connection closed: the owner hears of that on its own
         }
         if (this.stopped) return;
         try {
