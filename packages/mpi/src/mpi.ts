@@ -18,16 +18,13 @@ import {
   THREAD_SINGLE,
 } from './constants';
 import type { JobControl } from './control/rank-control';
-import { selectCrmpi } from './cr/framework';
-import { type MpiImage, planRestart, summaryOf } from './cr/image';
-import { RankCheckpoints } from './cr/rank-checkpoints';
-import { RollbackLog } from './cr/rollback-log';
-import { CR_RESTART_ENV, CrMessage, type RestoredRank } from './cr/types';
-import { CheckpointApi, type CheckpointOutcome, readerOf } from './cr/user-api';
+import type { RankCheckpoints } from './cr/rank-checkpoints';
+import { RankCrSetup } from './cr/rank-setup';
+import type { CheckpointApi } from './cr/user-api';
 import { Engine } from './engine';
 import { ERRORS_ARE_FATAL } from './errhandler';
 import { ErrorClass, MpiError } from './errors';
-import { type JobRuntime, OobTag, type ProcessInfo } from './job-runtime';
+import type { JobRuntime, ProcessInfo } from './job-runtime';
 import { keepAlive } from './keep-alive';
 import { readMaxNodeRanks } from './launch/job-env';
 import { registerMpiParams } from './params';
@@ -190,18 +187,7 @@ export class Mpi implements CommHost {
     ) as ThreadLevel;
 
     // Checkpoint/restart (Ch. 7): a crmpi module when asked for; a restarted rank reads its part.
-    const cr = await selectCrmpi(ctx, write);
-    const restartDir = env[CR_RESTART_ENV];
-    let restored: RestoredRank | null = null;
-    if (restartDir) {
-      if (!cr) {
-        throw new MpiError(
-          ErrorClass.ERR_OTHER,
-          `${CR_RESTART_ENV} is set (a restart from ${restartDir}) but no cr module is selected`,
-        );
-      }
-      restored = await cr.actions.restart(restartDir, runtime.rank);
-    }
+    const cr = await RankCrSetup.open(ctx, write, env, runtime.rank);
 
     // GPS exchange through the launcher (Ch. 5.1.2), with what each rank selected.
     const mine: ProcessInfo = {
@@ -211,8 +197,7 @@ export class Mpi implements CommHost {
       // Every job-wide framework's choice goes here: ranks must agree on each.
       modules: { rpi: { name: choice.name, version: choice.version, origin: choice.origin } },
     };
-    if (cr) mine.modules.crmpi = cr.choice;
-    if (restored) mine.restart = summaryOf(restored.image);
+    cr.describe(mine);
     const all = await withTimeout(runtime.allgather(mine), timeout, 'the GPS exchange');
     checkAgreement(
       all.map((info) => ({
@@ -240,11 +225,7 @@ export class Mpi implements CommHost {
       createVerboseStream(ctx.params, 'rpi', write),
     );
     engine.moduleName = choice.name;
-    if (cr) {
-      engine.crLog = new RollbackLog(() => engine.activeCount);
-      engine.gate.calls = engine.crLog;
-    }
-    if (restored) this.applyRestart(engine, restored.image, all);
+    cr.attach(engine, all);
     engine.onPeerFailed = (_proc, error) => this.peerFailed(error);
     const rpiFramework = this.framework;
     engine.openModule = (name) => rpiFramework.openByName(name);
@@ -269,32 +250,15 @@ export class Mpi implements CommHost {
     this.COMM_SELF = new Communicator(this, CID_SELF, [myProc], 0, 'COMM_SELF');
     this.registry.add(this.COMM_WORLD);
     this.registry.add(this.COMM_SELF);
-    this.cr = new CheckpointApi(
-      cr?.choice.name ?? '',
-      restored ? readerOf(restored.sections) : null,
-      restored?.series ?? 0,
-      () => runtime.control.ask<CheckpointOutcome>(CrMessage.REQUEST, {}, 24 * 3600_000),
-      ctx.params.get<number>('crmpi_base_safepoint_ms'),
-    );
-    if (cr) {
-      this.checkpoints = new RankCheckpoints({
-        engine,
-        control: runtime.control,
-        communicators: () => this.registry.list(),
-        module: cr.actions,
-        moduleName: cr.choice.name,
-        api: this.cr,
-        jobId: runtime.jobId,
-        rank: runtime.rank,
-        size: runtime.size,
-        channel: {
-          send: (to, bytes) => runtime.oobSend(to, OobTag.CR_STORE, bytes),
-          recv: (from) => runtime.oobRecv<Uint8Array>(from, OobTag.CR_STORE),
-        },
-        verbose: (level, message) => this.verbose.log(level, message),
-      });
-      await this.checkpoints.start();
-    }
+    const started = await cr.start({
+      ctx,
+      engine,
+      runtime,
+      communicators: () => this.registry.list(),
+      verbose: (level, message) => this.verbose.log(level, message),
+    });
+    this.cr = started.api;
+    this.checkpoints = started.checkpoints;
     this.state = 'running';
     this.verbose.log(1, engine.pollChoice.reason);
     this.verbose.log(
@@ -493,20 +457,6 @@ export class Mpi implements CommHost {
   }
 
   // ---- checkpoint / restart (for the crmpi framework base) -------------------------------
-
-  /** A restarted rank: continues the sequence numbers and queues again what it still had. */
-  private applyRestart(engine: Engine, image: MpiImage, all: readonly ProcessInfo[]): void {
-    const summaries = all.map((info, r) => {
-      if (!info.restart) {
-        throw new MpiError(
-          ErrorClass.ERR_OTHER,
-          `rank ${r} was not restarted from the checkpoint (every rank of a restart must be)`,
-        );
-      }
-      return info.restart;
-    });
-    engine.applyRestart(planRestart(image, summaries));
-  }
 
   /**
    * The rpi checkpoint quartet with the entry gate, for the checkpoint/restart framework:
