@@ -3,6 +3,7 @@ import {
   existsSync,
   mkdirSync,
   mkdtempSync,
+  readdirSync,
   readFileSync,
   rmSync,
   symlinkSync,
@@ -47,6 +48,10 @@ beforeAll(() => {
     cpSync(join(repo, file), join(scratch, file), { recursive: true });
   }
   symlinkSync(join(repo, 'node_modules'), join(scratch, 'node_modules'));
+  // Changesets pending in the repository are not this test's: only its own ones are released.
+  for (const f of readdirSync(join(scratch, '.changeset'))) {
+    if (f.endsWith('.md')) rmSync(join(scratch, '.changeset', f));
+  }
   // A plugin peering on core, and a meta package (like @ssi/recommended) depending on it.
   writePackage('plugins/rpi-example', {
     name: '@ssi/rpi-example',

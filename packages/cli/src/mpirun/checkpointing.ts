@@ -67,9 +67,11 @@ export async function setUpCheckpointing(
     verbose: (level, message) => fw.verbose.log(level, message),
   });
   let latest: CommittedSeries | null = null;
-  // Every commit is noted (automatic recovery restarts from the latest one's directory).
+  // Every commit is noted (automatic recovery restarts from the latest one's directory); every
+  // other member of the module's actions passes through unchanged.
   const actions: CrlamActions = {
     interval: module.interval,
+    continueBeforeCommit: module.continueBeforeCommit,
     beginSeries: () => module.beginSeries(),
     abandonSeries: (plan, reason) => module.abandonSeries(plan, reason),
     finalize: module.finalize ? () => module.finalize!() : undefined,

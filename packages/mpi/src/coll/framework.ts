@@ -144,7 +144,8 @@ export class CollFramework {
    * it). Said once per module, by world rank 0, where every rank would say the same.
    */
   private warnNamedFailures(comm: CollComm, chosen: Chosen): void {
-    if (comm.group.procs[comm.rank]?.gps.grank !== 0) return;
+    // (A communicator built without a process group, as in unit tests, counts as world rank 0.)
+    if ((comm.group?.procs[comm.rank]?.gps.grank ?? 0) !== 0) return;
     const unavailable = this.framework
       .candidates()
       .filter((c) => c.unavailable !== undefined)
