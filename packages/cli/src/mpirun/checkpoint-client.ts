@@ -71,7 +71,11 @@ export function requestCheckpoint(target: string, opts: RequestOptions): Promise
         buffered = buffered.slice(nl + 1);
         const e = parseEvent(line);
         if (e?.event === 'progress') opts.onProgress(e.text);
-        else if (e?.event === 'refused' && op === 'preempt' && e.reason.startsWith(OLD_SERVER_HINT)) {
+        else if (
+          e?.event === 'refused' &&
+          op === 'preempt' &&
+          e.reason.startsWith(OLD_SERVER_HINT)
+        ) {
           finish({
             event: 'refused',
             reason: `mpirun ${pid} is of a release without --preempt (it answered: ${e.reason}); use lamcheckpoint without --preempt, then stop the job`,
