@@ -300,11 +300,12 @@ describe('bad input', () => {
     const notJson = await rawClient('hello\n');
     expect(JSON.parse(notJson)).toEqual({
       event: 'refused',
-      reason: 'expected {"op":"checkpoint"} and a newline, got "hello" (not JSON)',
+      reason:
+        'expected {"op":"checkpoint"} or {"op":"preempt"} and a newline, got "hello" (not JSON)',
     });
     const wrongOp = JSON.parse(await rawClient('{"op":"restart"}\n'));
     expect(wrongOp.reason).toBe(
-      'expected {"op":"checkpoint"} and a newline, got "{\\"op\\":\\"restart\\"}"',
+      'expected {"op":"checkpoint"} or {"op":"preempt"} and a newline, got "{\\"op\\":\\"restart\\"}"',
     );
     const huge = JSON.parse(await rawClient('x'.repeat(10_000)));
     expect(huge.reason).toMatch(/^request longer than 4096 bytes/);
@@ -314,6 +315,37 @@ describe('bad input', () => {
     expect((await lamcheckpoint([String(process.pid)])).code).toBe(0);
     // The raw clients still hold their sides open; the server has let go of every connection.
     await within(server!.close(), 10_000, 'the listener to close while raw clients stay open');
+  });
+
+  it('--preempt sends the preempt op and prints the series and the lamrestart command', async () => {
+    const ops: string[] = [];
+    await startServer(async (progress, op) => {
+      ops.push(op);
+      progress('drain notice sent');
+      return { ...done(4), dir: '/ckpt/job-a' };
+    });
+    const r = await lamcheckpoint([String(process.pid), '--preempt']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('drain notice sent\n');
+    expect(r.stdout).toMatch(
+      /job \S+ preempted: it stops now \(mpirun exits 75\); restart it with: lamrestart \/ckpt\/job-a\n$/,
+    );
+    const plain = await lamcheckpoint([String(process.pid)]);
+    expect(plain.stdout).not.toContain('preempted');
+    expect(ops).toEqual(['preempt', 'checkpoint']);
+  });
+
+  it('--preempt to an mpirun of a release without it: a refusal saying so', async () => {
+    // What an older mpirun answers to {"op":"preempt"} (its parseRequest knew only checkpoint).
+    await startServer(async (_progress, op) => ({
+      ok: false,
+      reason: `expected {"op":"checkpoint"} and a newline, got ${JSON.stringify(JSON.stringify({ op }))}`,
+    }));
+    const r = await lamcheckpoint([String(process.pid), '--preempt']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(
+      /^lamcheckpoint: checkpoint refused: mpirun \d+ is of a release without --preempt \(it answered: expected \{"op":"checkpoint"\} and a newline, got .*\); use lamcheckpoint without --preempt, then stop the job\n$/,
+    );
   });
 
   it('rejects bad arguments with usage (exit 2)', async () => {

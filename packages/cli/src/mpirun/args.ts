@@ -21,7 +21,9 @@ Checkpoint/restart: --ssi cr self --ssi rpi crtcp makes the job checkpointable (
 its state with mpi.cr.onCheckpoint; see @ssi/cr-self). lamcheckpoint <mpirun pid | job id> takes a
 checkpoint; lamrestart <checkpoint dir> restarts from the latest complete one. --ssi
 crlam_base_recover N: a job that loses a rank or a node restarts by itself from its latest
-complete checkpoint, up to N times (spare nodes: --ssi crlam_base_recover_nodes n4,5).`;
+complete checkpoint, up to N times (spare nodes: --ssi crlam_base_recover_nodes n4,5).
+SIGTERM to a checkpointable mpirun (or lamcheckpoint --preempt) is a drain notice: the ranks see
+mpi.cr.draining, a checkpoint is taken, mpirun exits 75 printing the lamrestart command.`;
 
 /** One program of a job: what to run, how many copies, where. */
 export interface JobPart {

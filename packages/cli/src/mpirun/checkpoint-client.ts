@@ -1,7 +1,7 @@
 import { rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { isProcessAlive } from '@ssi/lam';
-import { type CheckpointEvent, parseEvent } from './checkpoint-protocol';
+import { type CheckpointEvent, OLD_SERVER_HINT, parseEvent } from './checkpoint-protocol';
 import { checkpointSocketPath, isJobId, readJobAlias } from './checkpoint-socket';
 
 /** How a checkpoint request ended, as `lamcheckpoint` reports it. */
@@ -14,6 +14,8 @@ export type CheckpointReply =
 
 export interface RequestOptions {
   timeoutMs: number;
+  /** `preempt`: a drain notice (checkpoint, then the job ends); default `checkpoint`. */
+  op?: 'checkpoint' | 'preempt';
   onProgress: (text: string) => void;
 }
 
@@ -55,7 +57,8 @@ export function requestCheckpoint(target: string, opts: RequestOptions): Promise
         }),
       opts.timeoutMs,
     );
-    socket.on('connect', () => socket.write('{"op":"checkpoint"}\n'));
+    const op = opts.op ?? 'checkpoint';
+    socket.on('connect', () => socket.write(`${JSON.stringify({ op })}\n`));
     socket.on('error', () => {
       // A socket left by a dead mpirun: remove it, nobody will ever answer there.
       if (!isProcessAlive(pid)) rmSync(path, { force: true });
@@ -68,7 +71,16 @@ export function requestCheckpoint(target: string, opts: RequestOptions): Promise
         buffered = buffered.slice(nl + 1);
         const e = parseEvent(line);
         if (e?.event === 'progress') opts.onProgress(e.text);
-        else if (e) finish(e);
+        else if (
+          e?.event === 'refused' &&
+          op === 'preempt' &&
+          e.reason.startsWith(OLD_SERVER_HINT)
+        ) {
+          finish({
+            event: 'refused',
+            reason: `mpirun ${pid} is of a release without --preempt (it answered: ${e.reason}); use lamcheckpoint without --preempt, then stop the job`,
+          });
+        } else if (e) finish(e);
         else finish({ event: 'failed', reason: `mpirun ${pid} answered ${JSON.stringify(line)}` });
       }
     });

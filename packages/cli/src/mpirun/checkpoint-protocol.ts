@@ -6,10 +6,21 @@ import type { CheckpointPhases } from '@ssi/mpi';
  * ends with exactly one `done` or `refused` line, then closes.
  */
 
-/** What the client sends. */
+/**
+ * What the client sends: `checkpoint`, or `preempt` (a drain notice: the job is told, checkpointed
+ * at once and ended with PREEMPTED_EXIT). An mpirun older than `preempt` refuses it with its
+ * EXPECTED_REQUEST, which the client recognizes (`OLD_SERVER_HINT`).
+ */
 export interface CheckpointRequest {
-  op: 'checkpoint';
+  op: 'checkpoint' | 'preempt';
 }
+
+/**
+ * mpirun's exit status after a drain notice whose checkpoint was committed: "checkpointed,
+ * restart me" (EX_TEMPFAIL of sysexits.h: a temporary failure, try again later). A drain whose
+ * checkpoint failed ends as a plain stop (143, as SIGTERM).
+ */
+export const PREEMPTED_EXIT = 75;
 
 /**
  * Where the time of a checkpoint went (ms; `CheckpointPhases` of @ssi/mpi): optional on the wire,
@@ -38,7 +49,10 @@ export type CheckpointEvent =
 /** The longest request line the server reads; a request is a few bytes. */
 export const MAX_REQUEST_BYTES = 4096;
 
-export const EXPECTED_REQUEST = '{"op":"checkpoint"} and a newline';
+export const EXPECTED_REQUEST = '{"op":"checkpoint"} or {"op":"preempt"} and a newline';
+
+/** What an mpirun that predates `preempt` says when asked for one (its whole expectation). */
+export const OLD_SERVER_HINT = 'expected {"op":"checkpoint"} and a newline';
 
 /** The request in `line`, or why it is not one (for a `refused` answer). */
 export function parseRequest(line: string): CheckpointRequest | { problem: string } {
@@ -48,10 +62,11 @@ export function parseRequest(line: string): CheckpointRequest | { problem: strin
   } catch {
     return { problem: `expected ${EXPECTED_REQUEST}, got ${describe(line)} (not JSON)` };
   }
-  if ((value as { op?: unknown })?.op !== 'checkpoint') {
+  const op = (value as { op?: unknown })?.op;
+  if (op !== 'checkpoint' && op !== 'preempt') {
     return { problem: `expected ${EXPECTED_REQUEST}, got ${describe(line)}` };
   }
-  return { op: 'checkpoint' };
+  return { op };
 }
 
 /** One event line as the client parses it, or undefined when the line is not one. */

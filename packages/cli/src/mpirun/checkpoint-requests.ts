@@ -3,6 +3,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import {
   type CheckpointEvent,
   type CheckpointOutcome,
+  type CheckpointRequest,
   EXPECTED_REQUEST,
   eventLine,
   MAX_REQUEST_BYTES,
@@ -15,7 +16,11 @@ import {
   removeCheckpointDirIfEmpty,
 } from './checkpoint-socket';
 
-export type CheckpointHandler = (progress: (text: string) => void) => Promise<CheckpointOutcome>;
+/** Takes one checkpoint for a request (`preempt`: the drain notice, then the job ends). */
+export type CheckpointHandler = (
+  progress: (text: string) => void,
+  op: CheckpointRequest['op'],
+) => Promise<CheckpointOutcome>;
 
 export interface CheckpointRequestOptions {
   /** mpirun's pid: names the socket */
@@ -86,7 +91,7 @@ export class CheckpointRequestServer {
       socket.setTimeout(0);
       const request = parseRequest(line);
       if ('problem' in request) refuse(socket, request.problem);
-      else void this.run(socket);
+      else void this.run(socket, request.op);
     };
     socket.setTimeout(timeoutMs, () => {
       if (taken) return;
@@ -111,11 +116,11 @@ export class CheckpointRequestServer {
   }
 
   /** Runs the handler for one client, streaming its progress; a throw becomes a refusal. */
-  private async run(socket: Socket): Promise<void> {
+  private async run(socket: Socket, op: CheckpointRequest['op']): Promise<void> {
     const progress = (text: string) => send(socket, { event: 'progress', text: String(text) });
     let outcome: CheckpointOutcome;
     try {
-      outcome = await this.opts.handler(progress);
+      outcome = await this.opts.handler(progress, op);
     } catch (err) {
       outcome = { ok: false, reason: `checkpoint failed: ${(err as Error)?.message ?? err}` };
     }

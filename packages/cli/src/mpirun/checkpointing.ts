@@ -8,7 +8,10 @@ import {
   type JobRecord,
   registerMpiParams,
 } from '@ssi/mpi';
+import type { CheckpointOutcome } from './checkpoint-protocol';
 import { CheckpointRequestServer } from './checkpoint-requests';
+import { drainJob } from './drain';
+import type { EndJob } from './job';
 
 /** A series this mpirun committed: where, and when (mpirun's clock, `Date.now()`). */
 export interface CommittedSeries {
@@ -26,8 +29,16 @@ export interface JobCheckpointing {
   latest(): CommittedSeries | null;
   /** Resolves true once every rank finished MPI.init, false when the job ends first. */
   everyRankReady(): Promise<boolean>;
-  /** Hooks the job's control channel (synchronously: before any rank can speak). */
-  attach(control: HubControl, size: number): void;
+  /**
+   * Hooks the job's control channel (synchronously: before any rank can speak); `end` ends the
+   * job (a drain notice does, after its checkpoint).
+   */
+  attach(control: HubControl, size: number, end: EndJob): void;
+  /**
+   * A drain notice (`cause`: 'SIGTERM', 'lamcheckpoint --preempt'): see `drainJob`. False when one
+   * is already under way or the job is not attached (the caller then stops the job at once).
+   */
+  drain(cause: string, progress?: (text: string) => void): boolean;
   /** The job is being ended (a rank died): a checkpoint in progress is given up, saying why. */
   ending(why: string): void;
   /** The job is over: whatever waits is answered, the listener closes. */
@@ -83,11 +94,31 @@ export async function setUpCheckpointing(
   };
   let checkpoints: JobCheckpoints | null = null;
   let server: Promise<CheckpointRequestServer | null> = Promise.resolve(null);
+  let endJob: EndJob | null = null;
+  let hub: HubControl | null = null;
+  let draining: Promise<CheckpointOutcome> | null = null;
+  const startDrain = (cause: string, progress: (text: string) => void) => {
+    draining ??= drainJob(cause, {
+      control: hub!,
+      checkpoints: checkpoints!,
+      end: endJob!,
+      say,
+      progress,
+    });
+    return draining;
+  };
   return {
     module: selection.name,
     latest: () => latest,
     everyRankReady: async () => (checkpoints ? checkpoints.everyRankReady() : false),
-    attach(control, size) {
+    drain(cause, progress = () => {}) {
+      if (draining || !checkpoints || !endJob) return false;
+      void startDrain(cause, progress);
+      return true;
+    },
+    attach(control, size, end) {
+      endJob = end;
+      hub = control;
       const jc = new JobCheckpoints(control, size, actions, {
         module: selection.name,
         prepareTimeoutMs: ctx.params.get<number>('crlam_base_prepare_timeout'),
@@ -98,7 +129,8 @@ export async function setUpCheckpointing(
       server = CheckpointRequestServer.start({
         pid: process.pid,
         jobId,
-        handler: (progress) => jc.request(progress),
+        handler: (progress, op) =>
+          op === 'preempt' ? startDrain('lamcheckpoint --preempt', progress) : jc.request(progress),
       }).catch((err: Error) => {
         say(`mpirun: warning: lamcheckpoint cannot reach this job: ${err.message}`);
         return null;

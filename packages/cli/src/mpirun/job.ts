@@ -18,7 +18,12 @@ export interface JobOptions {
    * any rank starts: `control.on(type, (rank, payload) => reply)`, `control.send(rank | 'all',
    * type, payload)`. Not called under -nw (rank 0 is the hub then).
    */
-  control?: (control: HubControl, job: { jobId: string; size: number }) => void;
+  control?: (control: HubControl, job: { jobId: string; size: number; end: EndJob }) => void;
+  /**
+   * mpirun got `signal` (SIGINT, SIGTERM): true when it is taken care of (a checkpointable job's
+   * drain notice, which ends the job itself through `end`); else the job stops at once.
+   */
+  onStopSignal?: (signal: NodeJS.Signals) => boolean;
   /** The job id (default: a new one, `newJobId`). */
   jobId?: string;
   /** More environment for every rank (a restart's series directory). */
@@ -34,10 +39,10 @@ export interface JobOptions {
  * What ended a job early. `killed`: a rank died of a signal; `lost`: the lamd of a rank's node is
  * gone; `exited`: a rank exited with a non-zero code or without MPI.finalize; `aborted`: a rank
  * called abort (or died of an error); `start`: the job could not start; `signal`: mpirun itself
- * got SIGINT or SIGTERM.
+ * got SIGINT or SIGTERM; `preempted`: a drain notice ended the job after its checkpoint.
  */
 export interface JobFailure {
-  kind: 'killed' | 'lost' | 'exited' | 'aborted' | 'start' | 'signal';
+  kind: 'killed' | 'lost' | 'exited' | 'aborted' | 'start' | 'signal' | 'preempted';
   /** The rank that failed (not for `start` and `signal`). */
   rank?: number;
   /** Its node. */
@@ -127,7 +132,7 @@ export async function runJob(
         },
         onBadMessage: (why) => opts.say(`mpirun: warning: ignored a message: ${why}`),
       });
-  if (hub) opts.control?.(hub.control, { jobId, size });
+  if (hub) opts.control?.(hub.control, { jobId, size, end: (...a) => endJob(...a) });
   hub?.start();
 
   const perNode = new Map<number, number>();
@@ -160,8 +165,11 @@ export async function runJob(
     r.proc.on('stderr', (d: Buffer) => r.err.push(d));
   };
 
-  const onSignal = (sig: NodeJS.Signals) => () =>
-    endJob(signalStatus(sig), `${sig}: stopping the job`, { kind: 'signal', signal: sig });
+  const onSignal = (sig: NodeJS.Signals) => () => {
+    if (ending || !opts.onStopSignal?.(sig)) {
+      endJob(signalStatus(sig), `${sig}: stopping the job`, { kind: 'signal', signal: sig });
+    }
+  };
   const onInt = onSignal('SIGINT');
   const onTerm = onSignal('SIGTERM');
   process.on('SIGINT', onInt);
@@ -200,7 +208,8 @@ export async function runJob(
   }
 }
 
-type EndJob = (code: number, why: string, failure: JobFailure | null) => void;
+/** Ends the job with `code`, saying `why` once (first call wins); the ranks are killed. */
+export type EndJob = (code: number, why: string, failure: JobFailure | null) => void;
 
 /** Ends the job at the first rank that fails; a clean exit needs MPI.finalize if MPI.init ran. */
 async function watchRank(

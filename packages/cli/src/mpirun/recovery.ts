@@ -58,6 +58,8 @@ export function whyNotRecovered(f: JobFailure): string | null {
       return 'the job could not start';
     case 'signal':
       return `mpirun was told to stop (${f.signal})`;
+    case 'preempted':
+      return 'the job was preempted (a drain notice): it is checkpointed, restart it with lamrestart';
   }
 }
 
@@ -111,10 +113,11 @@ export async function runRecoverable(j: RecoverableJob): Promise<number> {
         rankEnv: { ...j.rankEnv, ...(from ? { [CR_RESTART_ENV]: from.seriesDir } : {}) },
         control: cr
           ? (control, job) => {
-              cr.attach(control, job.size);
+              cr.attach(control, job.size, job.end);
               if (recovery) void reportRestarted(cr, recovery, placements, lost, say);
             }
           : undefined,
+        onStopSignal: (sig) => sig === 'SIGTERM' && cr !== null && cr.drain('SIGTERM'),
         onEnding: (why, f) => {
           failure = f;
           failedAt = Date.now();

@@ -60,6 +60,10 @@ export class RankCheckpoints {
         this.inOrder(() => this.onRetreat((p as { attempt: number }).attempt)),
       ),
       c.on(CrMessage.GO, (p) => this.inOrder(() => this.onGo(p as Prepare))),
+      // Not in order behind the phases: the program is told at once, before the PREPARE behind it.
+      c.on(CrMessage.DRAIN, (p) =>
+        this.args.api.drainNotice(String((p as { reason?: unknown })?.reason ?? 'drain')),
+      ),
       c.on(CrMessage.DONE, (p) =>
         this.inOrder(() =>
           this.onDone(p as { series: number; committed: boolean; restore?: boolean }),

@@ -170,6 +170,11 @@ export const CrMessage = {
   SAVED: 'cr.saved',
   /** mpirun → ranks: `{ series, committed, restore? }`: continue (restore: reconnect first). */
   DONE: 'cr.done',
+  /**
+   * mpirun → ranks: `{ reason }`: the job must stop soon (PSC's drain, AVS's preempt); a
+   * checkpoint follows at once and the job then ends ("checkpointed, restart me").
+   */
+  DRAIN: 'cr.drain',
 } as const;
 
 /** The environment variable that tells a rank it is restarted (the series directory). */

@@ -57,6 +57,8 @@ const PACKED = 1;
 export class CheckpointApi {
   private readonly onCheckpoints: Handler<[CheckpointWriter]>[] = [];
   private readonly onContinues: Handler<[]>[] = [];
+  private readonly onDrains: Handler<[string]>[] = [];
+  private drainReason: string | null = null;
   private blocks = 0;
   private unblocked: (() => void) | null = null;
   private lastYield = performance.now();
@@ -109,6 +111,38 @@ export class CheckpointApi {
       });
     }
     return this.ask();
+  }
+
+  /**
+   * The job must stop soon (PSC's drain, `tcs_drainoperation_`; AVS's preempt): mpirun got
+   * `lamcheckpoint --preempt` or SIGTERM. A checkpoint of the job follows at once, then the job
+   * ends with status 75 ("checkpointed, restart me"). A long computation polls this flag (after
+   * `await mpi.cr.safePoint()`) to stop starting new work; it stays true once set.
+   */
+  get draining(): boolean {
+    return this.drainReason !== null;
+  }
+
+  /** Why the job is draining (`'lamcheckpoint --preempt'`, `'SIGTERM'`), or null. */
+  get drainCause(): string | null {
+    return this.drainReason;
+  }
+
+  /**
+   * Called once when the drain notice arrives, with its cause (before the checkpoint that
+   * follows it); called at once when the job is already draining. Returns the unsubscribe.
+   */
+  onDrain(fn: Handler<[string]>): () => void {
+    const off = register(this.onDrains, fn, 'onDrain');
+    if (this.drainReason !== null) void runHandler(fn, this.drainReason);
+    return off;
+  }
+
+  /** @internal mpirun's drain notice (`cr.drain`) arrived. */
+  drainNotice(reason: string): void {
+    if (this.drainReason !== null) return;
+    this.drainReason = reason;
+    for (const fn of [...this.onDrains]) void runHandler(fn, reason);
   }
 
   /** Starts a critical section (nestable): a checkpoint that has not reached this rank waits. */
@@ -179,6 +213,15 @@ export class CheckpointApi {
   /** @internal */
   async fireContinue(): Promise<void> {
     for (const fn of this.onContinues) await fn();
+  }
+}
+
+/** A drain handler's failure is reported, not thrown into the control channel's dispatch. */
+async function runHandler(fn: Handler<[string]>, reason: string): Promise<void> {
+  try {
+    await fn(reason);
+  } catch (err) {
+    process.emitWarning(`mpi.cr.onDrain handler failed: ${(err as Error)?.message ?? err}`);
   }
 }
 
