@@ -6,6 +6,8 @@ import { defineConfig } from 'tsup';
 export default defineConfig({
   entry: {
     index: 'src/index.ts',
+    // Node resolve hooks, loaded by path on the loader thread (see src/drop-in-peers.ts).
+    'drop-in-peer-hooks': 'src/drop-in-peer-hooks.ts',
     'testing/index': 'src/testing/index.ts',
     'testing/conformance': 'src/testing/conformance.ts',
     'testing/collectives': 'src/testing/collectives.ts',
