@@ -143,6 +143,13 @@ describe('a drop-in coll module importing @ssi/mpi and @ssi/core, with no node_m
     }
   });
 
+  it('is opened by laminfo (the commands share their copies too)', async () => {
+    const r = await run('laminfo', ['--param', 'coll', 'peer'], { SSI_MODULE_PATH: dropIns });
+    expect(`${r.stdout}${r.stderr}`).not.toContain('failed to load');
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('coll_peer_priority');
+  });
+
   it('gets the job’s own copies in a booted universe (2 ranks)', async () => {
     const boot = await run('lamboot', []);
     expect(boot.code, boot.stderr).toBe(0);
