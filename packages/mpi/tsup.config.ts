@@ -6,6 +6,10 @@ import { defineConfig } from 'tsup';
 export default defineConfig({
   entry: {
     index: 'src/index.ts',
+    // Node resolve hooks, loaded by path on the loader thread (see src/drop-in-peers.ts).
+    'drop-in-peer-hooks': 'src/drop-in-peer-hooks.ts',
+    // A light entry for commands that load drop-ins without the MPI layer (lamboot, laminfo).
+    'drop-in-peers': 'src/drop-in-peers.ts',
     'testing/index': 'src/testing/index.ts',
     'testing/conformance': 'src/testing/conformance.ts',
     'testing/collectives': 'src/testing/collectives.ts',
@@ -14,7 +18,13 @@ export default defineConfig({
     'testing/topology': 'src/testing/topology.ts',
   },
   format: ['esm'],
-  dts: { entry: { index: 'src/index.ts', 'testing/index': 'src/testing/index.ts' } },
+  dts: {
+    entry: {
+      index: 'src/index.ts',
+      'drop-in-peers': 'src/drop-in-peers.ts',
+      'testing/index': 'src/testing/index.ts',
+    },
+  },
   clean: true,
   sourcemap: true,
   target: 'node20',

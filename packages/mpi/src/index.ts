@@ -251,6 +251,7 @@ export {
   UINT32,
 } from './datatype/predefined';
 export type { TypedMessage } from './datatype/typed-message';
+export { shareInstallationWithDropIns } from './drop-in-peers';
 export { ERRORS_ARE_FATAL, ERRORS_RETURN, Errhandler } from './errhandler';
 export type { ErrorClassName, ErrorClassValue } from './errors';
 export { ErrorClass, errorClassName, isMpiError, MpiError } from './errors';

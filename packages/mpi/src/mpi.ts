@@ -21,6 +21,7 @@ import type { JobControl } from './control/rank-control';
 import type { RankCheckpoints } from './cr/rank-checkpoints';
 import { RankCrSetup } from './cr/rank-setup';
 import type { CheckpointApi } from './cr/user-api';
+import { shareInstallationWithDropIns } from './drop-in-peers';
 import { Engine } from './engine';
 import { ERRORS_ARE_FATAL } from './errhandler';
 import { ErrorClass, MpiError } from './errors';
@@ -161,6 +162,7 @@ export class Mpi implements CommHost {
       searchFrom: options.searchFrom ?? [process.cwd(), appDir, MPI_INSTALL_DIR],
       staticModules: options.modules,
     });
+    shareInstallationWithDropIns(ctx.discovery.modules);
     this.params = ctx.params;
     registerMpiParams(ctx.params);
     if (ctx.params.get<boolean>('mpi_base_abort_on_unhandled')) this.installProcessHandlers();

@@ -40,7 +40,7 @@ export function rpiMembers(spec: PluginSpec): string {
     const transport = await tcp.init(procs, limits, host);
     let sends = 0;
     host.verbose(10, \`${spec.name}: moving messages through tcp to \${procs.length - 1} peers\`);
-    return {
+    const actions = {
       addprocs: (more) => transport.addprocs(more),
       async finalize(proc) {
         if (!proc) host.verbose(10, \`${spec.name}: \${sends} sends started\`);
@@ -52,17 +52,26 @@ export function rpiMembers(spec: PluginSpec): string {
         transport.start(req);
       },
       matched: (req, msg) => transport.matched(req, msg),
-      posted: (req) => transport.posted?.(req),
-      unposted: (req) => transport.unposted?.(req),
       advance: (block) => transport.advance(block),
       destroy: (req) => transport.destroy(req),
       cancel: (req) => transport.cancel(req),
-      fastsend(req) {
-        const done = transport.fastsend?.(req) ?? false;
+    };
+    if (transport.fastsend) {
+      actions.fastsend = (req) => {
+        const done = transport.fastsend(req);
         if (done) sends++;
         return done;
-      },
-    };
+      };
+    }
+    // The optional actions: offer exactly those tcp offers, since the MPI layer changes what it
+    // does by whether they exist (posted: credits; polling: advance is called while it waits;
+    // interrupt...restart: the job can be checkpointed).
+    const optional = ['posted', 'unposted', 'allocMem', 'freeMem', 'interrupt', 'checkpoint', 'continue', 'restart'];
+    for (const name of optional) {
+      if (typeof transport[name] === 'function') actions[name] = (...args) => transport[name](...args);
+    }
+    if (transport.polling) actions.polling = true;
+    return actions;
   },
 `;
 }
