@@ -251,6 +251,13 @@ export {
   UINT32,
 } from './datatype/predefined';
 export type { TypedMessage } from './datatype/typed-message';
+export type { DiscoveryHandoverUse } from './discovery-handover';
+export {
+  DISCOVERY_HANDOVER_ENV,
+  describeHandoverUse,
+  discoveryHandoverEnv,
+  readDiscoveryHandover,
+} from './discovery-handover';
 export { ERRORS_ARE_FATAL, ERRORS_RETURN, Errhandler } from './errhandler';
 export type { ErrorClassName, ErrorClassValue } from './errors';
 export { ErrorClass, errorClassName, isMpiError, MpiError } from './errors';
