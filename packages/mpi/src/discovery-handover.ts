@@ -12,10 +12,13 @@ import { isSsiError, packageDirs, readPackageManifest, visibleNodeModules } from
  * own); only the search is skipped. A tree the hand-over does not cover, or whose directory (or
  * one of its `@scope` directories) changed since, is scanned by the rank as before; a hand-over
  * from another host, of another format or unreadable is ignored whole. It is never an error.
+ * `SSI_DISCOVERY_HANDOVER=off` in mpirun's environment turns it off (every rank scans, as
+ * before): to compare the two, or to rule it out.
  */
 export const DISCOVERY_HANDOVER_ENV = 'SSI_DISCOVERY_HANDOVER';
 
 const FORMAT = 'ssi-discovery-handover/1';
+const OFF = 'off';
 /** Larger hand-overs are not sent (an environment variable is limited); ranks scan then. */
 const MAX_HANDOVER_CHARS = 64 * 1024;
 
@@ -42,7 +45,11 @@ const MPI_INSTALL_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..');
  * directories) and from this @ssi/mpi's install, and returns the environment to give every rank,
  * or {} if it would be too large.
  */
-export function discoveryHandoverEnv(searchFrom: readonly string[]): Record<string, string> {
+export function discoveryHandoverEnv(
+  searchFrom: readonly string[],
+  env: Record<string, string | undefined> = process.env,
+): Record<string, string> {
+  if (env[DISCOVERY_HANDOVER_ENV] === OFF) return { [DISCOVERY_HANDOVER_ENV]: OFF };
   const trees = visibleNodeModules([...searchFrom, MPI_INSTALL_DIR]).map(scanTree);
   const value = JSON.stringify({ format: FORMAT, host: hostname(), trees } satisfies Handover);
   return value.length <= MAX_HANDOVER_CHARS ? { [DISCOVERY_HANDOVER_ENV]: value } : {};
@@ -92,7 +99,7 @@ export function readDiscoveryHandover(
 ): DiscoveryHandoverUse {
   const use: DiscoveryHandoverUse = { used: [], scanned: [] };
   const raw = env[DISCOVERY_HANDOVER_ENV];
-  if (!raw) return use;
+  if (!raw || raw === OFF) return use;
   const handover = parseHandover(raw);
   if (typeof handover === 'string') return { ...use, ignored: handover };
   if (handover.host !== host) {

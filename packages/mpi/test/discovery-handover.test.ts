@@ -121,6 +121,14 @@ describe('discovery hand-over', () => {
     expect(readDiscoveryHandover({})).toEqual({ used: [], scanned: [] });
   });
 
+  it('is off, and every rank scans, when mpirun runs with SSI_DISCOVERY_HANDOVER=off', () => {
+    const off = discoveryHandoverEnv(['/'], { [DISCOVERY_HANDOVER_ENV]: 'off' });
+    expect(off).toEqual({ [DISCOVERY_HANDOVER_ENV]: 'off' });
+    const use = readDiscoveryHandover(off);
+    expect(use).toEqual({ used: [], scanned: [] });
+    expect(describeHandoverUse(use)).toEqual([]);
+  });
+
   it('still finds drop-ins and modules installed only where the rank runs', () => {
     const { app } = install();
     const env = discoveryHandoverEnv([app]);
