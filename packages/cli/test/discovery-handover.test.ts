@@ -2,7 +2,7 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { basename, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { sessionUser } from '@ssi/lam';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -22,8 +22,9 @@ const cleanEnv = Object.fromEntries(
   ),
 );
 
-function mpirun(args: string[]) {
-  const child = startCli('mpirun', args, { ...cleanEnv, HOME: work }, { cwd: work });
+/** mpirun in `cwd` (the user's project: mpirun's own checks see its node_modules too). */
+function mpirun(args: string[], cwd: string, env: Record<string, string> = {}) {
+  const child = startCli('mpirun', args, { ...cleanEnv, HOME: work, ...env }, { cwd });
   live.add(child);
   if (child.pid !== undefined) startedPids.add(child.pid);
   return waitChild(child, `mpirun ${args.join(' ')}`, 90_000).finally(() => live.delete(child));
@@ -81,7 +82,8 @@ function appWithModule(): string {
 };
 `,
   );
-  const mpiUrl = pathToFileURL(createRequire(import.meta.url).resolve('@ssi/mpi')).href;
+  const mpiPackage = createRequire(import.meta.url).resolve('@ssi/mpi/package.json');
+  const mpiUrl = pathToFileURL(join(dirname(mpiPackage), 'dist', 'index.js')).href;
   const program = join(app, 'job.mjs');
   writeFileSync(
     program,
@@ -98,17 +100,10 @@ await mpi.finalize();
 describe('discovery hand-over from mpirun to the ranks', () => {
   it('every rank takes its node_modules trees from the hand-over and finds the modules', async () => {
     const program = appWithModule();
-    const r = await mpirun([
-      '--ssi',
-      'mpi_verbose',
-      '1',
-      '--ssi',
-      'coll',
-      'hello,lam_basic',
-      '-np',
-      '2',
-      program,
-    ]);
+    const r = await mpirun(
+      ['--ssi', 'mpi_verbose', '1', '--ssi', 'coll', 'hello,lam_basic', '-np', '2', program],
+      dirname(program),
+    );
     expect(r.code, r.stderr).toBe(0);
     for (const rank of [0, 1]) {
       expect(r.stdout).toContain(`[${rank}] hello coll opened`);
@@ -122,5 +117,16 @@ describe('discovery hand-over from mpirun to the ranks', () => {
     }
     // Nothing was scanned by a rank itself: mpirun covered the program's and the install's trees.
     expect(r.stderr).not.toMatch(/hand-over ignored|scanned .* here/);
+  });
+
+  it('is off with SSI_DISCOVERY_HANDOVER=off: every rank scans and finds the same modules', async () => {
+    const program = appWithModule();
+    const args = ['--ssi', 'mpi_verbose', '1', '--ssi', 'coll', 'hello,lam_basic', '-np', '2'];
+    const r = await mpirun([...args, program], dirname(program), {
+      SSI_DISCOVERY_HANDOVER: 'off',
+    });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('[1] hello coll opened');
+    expect(r.stderr).not.toMatch(/hand-over/);
   });
 });
