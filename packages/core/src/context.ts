@@ -1,19 +1,16 @@
-import type { Discovery } from './discovery';
+import type { Discovery, DiscoveryOptions } from './discovery';
 import { discoverModules, modulePathFrom } from './discovery';
-import type { SsiModule } from './module';
 import { ParamRegistry, type ParamSpec } from './params';
 import { parseSsiArgs } from './ssi-args';
 import { registerVerboseParams } from './verbose';
 
-export interface SsiContextOptions {
+/** Discovery's options too: `searchFrom` (default: the cwd), `staticModules`, `packagesIn`. */
+export interface SsiContextOptions extends Omit<DiscoveryOptions, 'modulePath'> {
   /** The command line; `--ssi name value` pairs are taken out of it. */
   argv?: readonly string[];
   /** Index in argv from which arguments belong to a program being launched. */
   stopAt?: number;
   env?: Record<string, string | undefined>;
-  /** Where `node_modules` trees are searched from: the app's dir, the tool's install dir. */
-  searchFrom?: readonly string[];
-  staticModules?: readonly SsiModule[];
 }
 
 export interface SsiContext {
@@ -30,7 +27,7 @@ export function createSsiContext(options: SsiContextOptions = {}): SsiContext {
   const params = new ParamRegistry({ commandLine: settings, env });
   registerBaseParams(params);
   const discovery = discoverModules({
-    staticModules: options.staticModules,
+    ...options,
     searchFrom: options.searchFrom ?? [process.cwd()],
     modulePath: modulePathFrom(params, env),
   });

@@ -45,6 +45,8 @@ export interface DiscoveryOptions {
   searchFrom?: readonly string[];
   /** Drop-in directories; each sub-directory is one module package. */
   modulePath?: readonly string[];
+  /** Module package dirs of a `node_modules` tree known without reading it; undefined: scan it. */
+  packagesIn?: (nodeModules: string) => readonly string[] | undefined;
 }
 
 export interface Discovery {
@@ -114,7 +116,8 @@ export function discoverModules(options: DiscoveryOptions): Discovery {
   };
 
   for (const nodeModules of visibleNodeModules(options.searchFrom ?? [])) {
-    for (const dir of packageDirs(nodeModules)) scanPackage(dir, 'node_modules');
+    const dirs = options.packagesIn?.(nodeModules) ?? packageDirs(nodeModules);
+    for (const dir of dirs) scanPackage(dir, 'node_modules');
   }
   for (const dropIn of options.modulePath ?? []) {
     for (const dir of packageDirs(dropIn)) scanPackage(dir, 'module path');
@@ -185,7 +188,7 @@ function withCompatibility(record: ModuleRecord): ModuleRecord {
 }
 
 /** Like Node's resolution walk: `<dir>/node_modules` for the directory and each parent. */
-function visibleNodeModules(starts: readonly string[]): string[] {
+export function visibleNodeModules(starts: readonly string[]): string[] {
   const out: string[] = [];
   const seen = new Set<string>();
   for (const start of starts) {
@@ -205,7 +208,7 @@ function visibleNodeModules(starts: readonly string[]): string[] {
 }
 
 /** Package directories directly inside `dir`, including scoped ones (`@scope/name`). */
-function packageDirs(dir: string): string[] {
+export function packageDirs(dir: string): string[] {
   const out: string[] = [];
   for (const name of listDir(dir)) {
     if (name.startsWith('.')) continue;

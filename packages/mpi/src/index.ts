@@ -252,6 +252,13 @@ export {
 } from './datatype/predefined';
 export type { TypedMessage } from './datatype/typed-message';
 export { shareInstallationWithDropIns } from './drop-in-peers';
+export type { DiscoveryHandoverUse } from './discovery-handover';
+export {
+  DISCOVERY_HANDOVER_ENV,
+  describeHandoverUse,
+  discoveryHandoverEnv,
+  readDiscoveryHandover,
+} from './discovery-handover';
 export { ERRORS_ARE_FATAL, ERRORS_RETURN, Errhandler } from './errhandler';
 export type { ErrorClassName, ErrorClassValue } from './errors';
 export { ErrorClass, errorClassName, isMpiError, MpiError } from './errors';

@@ -21,6 +21,7 @@ import type { JobControl } from './control/rank-control';
 import type { RankCheckpoints } from './cr/rank-checkpoints';
 import { RankCrSetup } from './cr/rank-setup';
 import type { CheckpointApi } from './cr/user-api';
+import { describeHandoverUse, readDiscoveryHandover } from './discovery-handover';
 import { shareInstallationWithDropIns } from './drop-in-peers';
 import { Engine } from './engine';
 import { ERRORS_ARE_FATAL } from './errhandler';
@@ -156,9 +157,11 @@ export class Mpi implements CommHost {
     const argv: string[] = [];
     for (const [k, v] of Object.entries(options.ssi ?? {})) argv.push('--ssi', k, String(v));
     const appDir = process.argv[1] ? dirname(resolve(process.argv[1])) : process.cwd();
+    const handover = readDiscoveryHandover(env);
     const ctx = createSsiContext({
       argv,
       env,
+      packagesIn: handover.packagesIn,
       searchFrom: options.searchFrom ?? [process.cwd(), appDir, MPI_INSTALL_DIR],
       staticModules: options.modules,
     });
@@ -169,6 +172,7 @@ export class Mpi implements CommHost {
     const write = (line: string) => process.stderr.write(`[rank ${runtime.rank}] ${line}\n`);
     this.verbose = createVerboseStream(ctx.params, 'mpi', write);
     for (const p of ctx.discovery.problems) this.verbose.log(0, `warning: ${p.message}`);
+    for (const line of describeHandoverUse(handover)) this.verbose.log(1, line);
     const timeout = ctx.params.get<number>('mpi_base_init_timeout');
 
     // rpi selection in every rank (Ch. 5.1.3).

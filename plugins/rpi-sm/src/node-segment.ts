@@ -48,6 +48,10 @@ export async function openNodeSegment(o: NodeSegmentOptions): Promise<ShmSegment
         shortLimit: o.shortLimit,
         poolSize: o.poolSize,
         lock: o.lock,
+        // Not pre-faulted: the postboxes are N² (32 MiB of 40 at 64 ranks) and MAP_POPULATE
+        // committed them all in the creator, pairs that never talk included (issue #21: the
+        // lowest rank's RSS grew ~0.5 MiB per peer). A page is now committed on first use.
+        populate: false,
       });
     }
     return await ShmSegment.attach({ ...naming, index: o.index, timeoutMs: o.attachTimeoutMs });

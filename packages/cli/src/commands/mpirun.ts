@@ -1,4 +1,4 @@
-import type { JobRecord } from '@ssi/mpi';
+import { discoveryHandoverEnv, type JobRecord } from '@ssi/mpi';
 import { createCliContext, reportProblems } from '../cli-context';
 import { readAppSchema } from '../mpirun/app-schema';
 import { type JobPart, parseMpirunArgs, parsePart, programStart, USAGE } from '../mpirun/args';
@@ -6,6 +6,7 @@ import { forwardedEnv } from '../mpirun/forwarded-env';
 import { newJobId } from '../mpirun/job';
 import { type Placement, placeJob } from '../mpirun/placement';
 import { commandFor, compileTsPrograms } from '../mpirun/program-command';
+import { rankSearchFrom } from '../mpirun/rank-search';
 import { runRecoverable } from '../mpirun/recovery';
 import { inheritedSsiArgs, type RestartJob, readRestart, restartParts } from '../mpirun/restart';
 import { openUniverse } from '../mpirun/universe';
@@ -57,7 +58,8 @@ export async function main(argv: string[]): Promise<number> {
       jobId: newJobId(universe.client),
       record: recordOf(placements, ssiEnv),
       job: { ssiEnv, noWait, prefix, verbose, say },
-      rankEnv: forwardedEnv(ctx.params),
+      // Module discovery once per job: the ranks read only the module packages mpirun found.
+      rankEnv: { ...forwardedEnv(ctx.params), ...discoveryHandoverEnv(rankSearchFrom(parts)) },
       restart: restart && {
         seriesDir: restart.seriesDir,
         series: restart.manifest.series,
