@@ -13,9 +13,12 @@ export default defineConfig([
     splitting: true,
   },
   // `@ssi/cli/testing`: helpers for tests that run the commands.
+  // @ssi/testbed (a devDependency, private) stays an import: only tests that boot a universe
+  // over test hosts load it, from their own package's devDependencies.
   {
     entry: { index: 'src/testing/index.ts' },
     outDir: 'dist/testing',
+    external: ['@ssi/testbed'],
     format: ['esm'],
     dts: true,
     clean: true,

@@ -1,10 +1,8 @@
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { runCli } from '@ssi/cli/testing';
-import { lamBin, wipeSession } from '@ssi/lam';
+import { bootTestbedUniverse, type TestbedUniverse } from '@ssi/cli/testing';
 import { CheckpointStore } from '@ssi/mpi';
-import { startTestbed, type Testbed, testbedAvailable } from '@ssi/testbed';
+import { testbedAvailable } from '@ssi/testbed';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { decodeRecord, EXTERNAL_SECTION } from '../src/record';
 import {
@@ -22,33 +20,14 @@ import {
 // sshd per loopback address); one rank per node runs the ring; a checkpoint that unfreezes and
 // one that restores, each rank's checkpointer run on its own node.
 const available = testbedAvailable();
-const SUFFIX = `cr-external-${process.pid}`;
-const work = mkdtempSync(join(tmpdir(), 'ssi-cr-external-hosts-'));
-const ckpt = join(work, 'ckpt');
-let tb: Testbed;
+/** The job's checkpoint root (in the universe's work directory). */
+const ckpt = () => join(u.work, 'ckpt');
+/** The universe booted over the test hosts (in beforeAll, when they can be had). */
+let u: TestbedUniverse;
 let job: RunningJob | undefined;
 
-function env(): NodeJS.ProcessEnv {
-  return {
-    PATH: process.env.PATH ?? '',
-    HOME: process.env.HOME ?? '/',
-    TMPDIR: process.env.TMPDIR ?? tmpdir(),
-    LAM_MPI_SESSION_HOST: tb.hosts[0]!.address,
-    LAM_MPI_SESSION_SUFFIX: SUFFIX,
-    LAM_MPI_SSI_boot_rsh_agent: tb.sshCommand.join(' '),
-    LAM_MPI_SSI_boot_base_timeout: '20',
-  };
-}
-
 beforeAll(async () => {
-  if (!available.ok) return;
-  const prefix = join(work, 'prefix');
-  mkdirSync(join(prefix, 'bin'), { recursive: true });
-  symlinkSync(lamBin('hboot'), join(prefix, 'bin', 'hboot'));
-  tb = await startTestbed({ hosts: 3 });
-  const schema = tb.writeBootSchema(join(work, 'hosts'), { perHost: () => `prefix=${prefix}` });
-  const boot = await runCli('lamboot', [schema], env(), { cwd: work, timeoutMs: 120_000 });
-  if (boot.code !== 0) throw new Error(`lamboot failed:\n${boot.stdout}\n${boot.stderr}`);
+  if (available.ok) u = await bootTestbedUniverse({ hosts: 3, name: 'cr-external' });
 });
 
 afterEach(() => {
@@ -56,14 +35,7 @@ afterEach(() => {
   job = undefined;
 });
 
-afterAll(async () => {
-  if (tb) {
-    await runCli('lamhalt', [], env(), { cwd: work, timeoutMs: 60_000 }).catch(() => {});
-    for (const h of tb.hosts) await wipeSession(h.address, SUFFIX, 2000);
-    await tb.stop();
-  }
-  rmSync(work, { recursive: true, force: true });
-});
+afterAll(() => u?.halt());
 
 describe.skipIf(!available.ok)(
   `external checkpoints across test hosts (${available.ok ? 'real sshd' : available.reason})`,
@@ -80,33 +52,33 @@ describe.skipIf(!available.ok)(
           'crtcp',
           '--ssi',
           'crlam_external_dir',
-          ckpt,
+          ckpt(),
           '--ssi',
           'crmpi_external_checkpoint_cmd',
-          testCheckpointer(work),
+          testCheckpointer(u.work),
           join(FIXTURES, 'ring.mjs'),
-          work,
+          u.work,
         ],
-        env(),
+        u.env(),
       );
       await job.lines(/ring running/, 3, 'the three ranks to run the ring');
       let r = await lamcheckpoint(job.pid);
       expect(r.stdout + r.stderr, job.out).toMatch(/checkpoint series 1 of job/);
-      writeFileSync(join(work, 'mode'), 'restore');
+      writeFileSync(join(u.work, 'mode'), 'restore');
       r = await lamcheckpoint(job.pid);
       expect(r.stdout + r.stderr, job.out).toMatch(/checkpoint series 2 of job/);
-      writeFileSync(join(work, 'mode'), 'continue');
+      writeFileSync(join(u.work, 'mode'), 'continue');
       r = await lamcheckpoint(job.pid);
       expect(r.stdout + r.stderr, job.out).toMatch(/checkpoint series 3 of job/);
-      writeFileSync(join(work, 'stop'), '');
+      writeFileSync(join(u.work, 'stop'), '');
       const end = await job.done;
       expect(end.code, job.out).toBe(0);
       expect(job.out.match(/ring OK after \d+ steps, 3 checkpoints continued/g)).toHaveLength(3);
 
-      const all = calls(work);
+      const all = calls(u.work);
       expect(all).toHaveLength(9);
       for (const c of all) expect(c.problems, `rank ${c.rank} series ${c.series}`).toEqual([]);
-      const store = await CheckpointStore.open(jobDir(ckpt), { create: false });
+      const store = await CheckpointStore.open(jobDir(ckpt()), { create: false });
       for (let rank = 0; rank < 3; rank++) {
         const rec = decodeRecord(
           (await store.readRankFile(3, rank)).sections.get(EXTERNAL_SECTION)!,

@@ -1,9 +1,8 @@
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { runCli } from '@ssi/cli/testing';
-import { LamClient, lamBin, wipeSession } from '@ssi/lam';
-import { startTestbed, type Testbed, testbedAvailable } from '@ssi/testbed';
+import { bootTestbedUniverse, type TestbedUniverse } from '@ssi/cli/testing';
+import { LamClient } from '@ssi/lam';
+import { testbedAvailable } from '@ssi/testbed';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { FIXTURES, type RunningJob, startJob } from './cr-harness';
 
@@ -16,38 +15,25 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 // reporting the time lost; nothing of the job is left running on any host. A failure before the
 // first checkpoint, a rank's own non-zero exit and an abort are not recovered.
 const available = testbedAvailable();
-const SUFFIX = `cr-recover-${process.pid}`;
-const work = mkdtempSync(join(tmpdir(), 'ssi-cr-recover-'));
 const HEAT = join(FIXTURES, 'heat-cr.mjs');
 /** 64x64 plate, 300 sweeps, 20 ms between sweeps: several seconds, a series every second. */
 const HEAT_ARGS = ['64', '300', '20'];
-let tb: Testbed;
+/** The universe booted over the test hosts (in beforeAll, when they can be had). */
+let u: TestbedUniverse;
 let job: RunningJob | undefined;
 let reference = '';
 let run = 0;
 
-function env(): NodeJS.ProcessEnv {
-  return {
-    PATH: process.env.PATH ?? '',
-    HOME: process.env.HOME ?? '/',
-    TMPDIR: process.env.TMPDIR ?? tmpdir(),
-    LAM_MPI_SESSION_HOST: tb.hosts[0]!.address,
-    LAM_MPI_SESSION_SUFFIX: SUFFIX,
-    LAM_MPI_SSI_boot_rsh_agent: tb.sshCommand.join(' '),
-    LAM_MPI_SSI_boot_base_timeout: '20',
-  };
-}
-
 /** mpirun -v on n0-2 (ranks 0..3 on n0, n1, n2, n0) of the heat fixture, with its own series. */
 function heat(opts: { recover?: number; interval?: number; spares?: string; fail?: string }) {
-  const ckpt = join(work, `ckpt-${++run}`);
+  const ckpt = join(u.work, `ckpt-${++run}`);
   const args = ['-v', 'n0-2', '-np', '4', '--ssi', 'cr', 'self', '--ssi', 'rpi', 'crtcp'];
   args.push('--ssi', 'crlam_self_dir', ckpt);
   args.push('--ssi', 'crlam_self_interval', String(opts.interval ?? 1));
   if (opts.recover !== undefined) args.push('--ssi', 'crlam_base_recover', String(opts.recover));
   if (opts.spares) args.push('--ssi', 'crlam_base_recover_nodes', opts.spares);
   args.push(HEAT, ...HEAT_ARGS, ...(opts.fail ? [opts.fail] : []));
-  job = startJob(args, env(), 180_000);
+  job = startJob(args, u.env(), 180_000);
   return job;
 }
 
@@ -68,7 +54,7 @@ function heatLeft(): string[] {
       const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
       if (!args.includes(HEAT)) continue;
       const environ = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
-      if (environ.includes(`LAM_MPI_SESSION_SUFFIX=${SUFFIX}`)) left.push(`${pid}: ${args}`);
+      if (environ.includes(`LAM_MPI_SESSION_SUFFIX=${u.suffix}`)) left.push(`${pid}: ${args}`);
     } catch {
       // gone meanwhile, or not ours to read
     }
@@ -88,14 +74,7 @@ const report = (out: string) =>
 const resultOf = (out: string) => /heat result: .*/.exec(out)?.[0] ?? `no result in:\n${out}`;
 
 beforeAll(async () => {
-  if (!available.ok) return;
-  const prefix = join(work, 'prefix');
-  mkdirSync(join(prefix, 'bin'), { recursive: true });
-  symlinkSync(lamBin('hboot'), join(prefix, 'bin', 'hboot'));
-  tb = await startTestbed({ hosts: 4 });
-  const schema = tb.writeBootSchema(join(work, 'hosts'), { perHost: () => `prefix=${prefix}` });
-  const boot = await runCli('lamboot', [schema], env(), { cwd: work, timeoutMs: 120_000 });
-  if (boot.code !== 0) throw new Error(`lamboot failed:\n${boot.stdout}\n${boot.stderr}`);
+  if (available.ok) u = await bootTestbedUniverse({ hosts: 4, name: 'cr-recover' });
 });
 
 afterEach(() => {
@@ -103,14 +82,7 @@ afterEach(() => {
   job = undefined;
 });
 
-afterAll(async () => {
-  if (tb) {
-    await runCli('lamhalt', [], env(), { cwd: work, timeoutMs: 60_000 }).catch(() => {});
-    for (const h of tb.hosts) await wipeSession(h.address, SUFFIX, 2000);
-    await tb.stop();
-  }
-  rmSync(work, { recursive: true, force: true });
-});
+afterAll(() => u?.halt());
 
 describe.skipIf(!available.ok)(
   `automatic recovery on test hosts (${available.ok ? 'real sshd' : available.reason})`,
@@ -187,7 +159,7 @@ describe.skipIf(!available.ok)(
     it('a whole host lost (its lamd and its ranks killed): its ranks go to the spare n3, same result', async () => {
       const j = heat({ recover: 2, spares: 'n3' });
       await j.lines(/mpirun: checkpoint series 2 \(/, 1, 'the second periodic checkpoint');
-      const client = await LamClient.connect({ env: env() });
+      const client = await LamClient.connect({ env: u.env() });
       const lamd = (await client.universe()).find((n) => n.id === 2)!.pid;
       client.close();
       const ranks = rankPids(j, 2);

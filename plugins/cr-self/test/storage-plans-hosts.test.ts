@@ -1,9 +1,7 @@
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, unlinkSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { unlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { runCli } from '@ssi/cli/testing';
-import { lamBin, wipeSession } from '@ssi/lam';
-import { startTestbed, type Testbed, testbedAvailable } from '@ssi/testbed';
+import { bootTestbedUniverse, type TestbedUniverse } from '@ssi/cli/testing';
+import { testbedAvailable } from '@ssi/testbed';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FIXTURES, jobDir } from './cr-harness';
 
@@ -14,52 +12,22 @@ import { FIXTURES, jobDir } from './cr-harness';
 // host's loss is its rank's files of every series) and lamrestart rebuilds them, saying so, and
 // the restarted job computes the undisturbed job's result.
 const available = testbedAvailable();
-const SUFFIX = `cr-plans-${process.pid}`;
-const work = mkdtempSync(join(tmpdir(), 'ssi-cr-plans-'));
-let tb: Testbed;
-
-function env(): NodeJS.ProcessEnv {
-  return {
-    PATH: process.env.PATH ?? '',
-    HOME: process.env.HOME ?? '/',
-    TMPDIR: process.env.TMPDIR ?? tmpdir(),
-    LAM_MPI_SESSION_HOST: tb.hosts[0]!.address,
-    LAM_MPI_SESSION_SUFFIX: SUFFIX,
-    LAM_MPI_SSI_boot_rsh_agent: tb.sshCommand.join(' '),
-    LAM_MPI_SSI_boot_base_timeout: '20',
-  };
-}
+/** The universe booted over the test hosts (in beforeAll, when they can be had). */
+let u: TestbedUniverse;
 
 beforeAll(async () => {
-  if (!available.ok) return;
-  const prefix = join(work, 'prefix');
-  mkdirSync(join(prefix, 'bin'), { recursive: true });
-  symlinkSync(lamBin('hboot'), join(prefix, 'bin', 'hboot'));
-  tb = await startTestbed({ hosts: 4 });
-  const schema = tb.writeBootSchema(join(work, 'hosts'), { perHost: () => `prefix=${prefix}` });
-  const boot = await runCli('lamboot', [schema], env(), { cwd: work, timeoutMs: 120_000 });
-  if (boot.code !== 0) throw new Error(`lamboot failed:\n${boot.stdout}\n${boot.stderr}`);
+  if (available.ok) u = await bootTestbedUniverse({ hosts: 4, name: 'cr-plans' });
 });
 
-afterAll(async () => {
-  if (tb) {
-    await runCli('lamhalt', [], env(), { cwd: work, timeoutMs: 60_000 }).catch(() => {});
-    for (const h of tb.hosts) await wipeSession(h.address, SUFFIX, 2000);
-    await tb.stop();
-  }
-  rmSync(work, { recursive: true, force: true });
-});
+afterAll(() => u?.halt());
 
 /** Runs plans.mjs on n0-3 with `plan`; returns the job's checkpoint dir and its result. */
 async function checkpointed(name: string, plan: string[]) {
-  const primary = join(work, name, 'ckpt');
+  const primary = join(u.work, name, 'ckpt');
   const args = ['n0-3', '--ssi', 'cr', 'self', '--ssi', 'rpi', 'crtcp'];
   args.push('--ssi', 'crlam_self_dir', primary);
-  args.push('--ssi', 'crlam_self_second_dir', join(work, name, 'fileserver'));
-  const r = await runCli('mpirun', [...args, ...plan, join(FIXTURES, 'plans.mjs')], env(), {
-    cwd: work,
-    timeoutMs: 120_000,
-  });
+  args.push('--ssi', 'crlam_self_second_dir', join(u.work, name, 'fileserver'));
+  const r = await u.run('mpirun', [...args, ...plan, join(FIXTURES, 'plans.mjs')]);
   const out = r.stdout + r.stderr;
   expect(r.code, out).toBe(0);
   expect(out.match(/plans result \d+ \(continued\)/g)?.length, out).toBe(4);
@@ -74,7 +42,7 @@ function loseHost(dir: string, n: number): string[] {
 }
 
 async function restartedResult(dir: string): Promise<string> {
-  const r = await runCli('lamrestart', [dir, 'n0-3'], env(), { cwd: work, timeoutMs: 120_000 });
+  const r = await u.run('lamrestart', [dir, 'n0-3']);
   const text = r.stdout + r.stderr;
   expect(r.code, text).toBe(0);
   return text;
