@@ -105,10 +105,11 @@ export class Framed {
 }
 
 /**
- * Listens on 127.0.0.1 for one connection and echoes every message on it (the echo side).
- * Resolves with the port once listening; `closed` resolves when the connection ends.
+ * Listens on 127.0.0.1 (or, given `unixPath`, on that Unix-domain socket) for one connection and
+ * echoes every message on it (the echo side). Resolves with the port (or the path) once
+ * listening; `closed` resolves when the connection ends.
  */
-export async function listenEcho(maxSize) {
+export async function listenEcho(maxSize, unixPath) {
   let onClosed;
   const closed = new Promise((resolve) => {
     onClosed = resolve;
@@ -121,7 +122,7 @@ export async function listenEcho(maxSize) {
     accepted._handle = null;
     accepted.destroy();
     const s = new net.Socket({ handle, readable: true, writable: true, onread: f.onread });
-    s.setNoDelay(true);
+    if (!unixPath) s.setNoDelay(true); // a Unix socket has no Nagle
     f.socket = s;
     f.onMessage = (len) => f.send(f.body.subarray(0, len));
     s.on('error', () => {});
@@ -130,18 +131,23 @@ export async function listenEcho(maxSize) {
   });
   await new Promise((resolve, reject) => {
     server.once('error', reject);
-    server.listen(0, '127.0.0.1', resolve);
+    if (unixPath) server.listen(unixPath, resolve);
+    else server.listen(0, '127.0.0.1', resolve);
   });
-  return { port: server.address().port, closed };
+  return { port: unixPath ?? server.address().port, closed };
 }
 
 /**
  * Connects to an echo side (the ping side): `round(buf)` sends `buf` and resolves when the echo
- * is in `framed.body`; `close()` ends the connection.
+ * is in `framed.body`; `close()` ends the connection. `port` is a TCP port on 127.0.0.1, or a
+ * Unix-domain socket path (a string that is not a number).
  */
 export async function connectPing(port, maxSize) {
   const f = new Framed(maxSize);
-  const s = net.connect({ host: '127.0.0.1', port, noDelay: true, onread: f.onread });
+  const where = /^\d+$/.test(String(port))
+    ? { host: '127.0.0.1', port: Number(port), noDelay: true }
+    : { path: String(port) };
+  const s = net.connect({ ...where, onread: f.onread });
   f.socket = s;
   await new Promise((resolve, reject) => {
     s.once('connect', resolve);

@@ -29,7 +29,7 @@ describe('pingpong benchmark: plan, driver output, tables, targets', () => {
   it('options: defaults, the union of both size lists measured once, --only, typos refused', () => {
     const p = planPingPong([], [0, 1]);
     expect(p.reps).toBe(5);
-    expect(p.columns).toEqual(['tcp', 'nopoll', 'raw', 'ompi', 'paired']);
+    expect(p.columns).toEqual(['tcp', 'nopoll', 'raw', 'raw-unix', 'ompi', 'paired']);
     expect([p.blocks, p.blockIters]).toEqual([10, 200]);
     expect(p.latSizes).toEqual([0, 8, 64, KiB]);
     expect(p.pairedSizes).toEqual([0, 8, 64, KiB, 256 * KiB]);
@@ -63,6 +63,7 @@ describe('pingpong benchmark: plan, driver output, tables, targets', () => {
       'nopoll',
       'crtcp',
       'raw',
+      'raw-unix',
       'ompi',
       'paired',
     ]);
@@ -187,7 +188,14 @@ describe('pingpong benchmark: plan, driver output, tables, targets', () => {
     const p = planPingPong(['--rpi', 'sm'], [0, 1]);
     expect(p.rpi).toBe('sm');
     expect(p.columns).toEqual(['smspin', 'smblock', 'sm', 'tcp', 'ompi']);
-    expect(planPingPong([], [0, 1]).columns).toEqual(['tcp', 'nopoll', 'raw', 'ompi', 'paired']);
+    expect(planPingPong([], [0, 1]).columns).toEqual([
+      'tcp',
+      'nopoll',
+      'raw',
+      'raw-unix',
+      'ompi',
+      'paired',
+    ]);
     expect(() => planPingPong(['--rpi', 'usysv'], [0, 1])).toThrow(
       '--rpi: no rpi "usysv" (choose from tcp,crtcp,sm)',
     );
