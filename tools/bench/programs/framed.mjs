@@ -23,6 +23,24 @@ export function pin(index) {
     throw new Error(`taskset -a -p -c ${cpu} ${process.pid}: ${r.error?.message ?? r.stderr}`);
 }
 
+/**
+ * SSI_BENCH_RAW_POLL=1: keep the event loop busy with immediates from now until the returned
+ * stop function is called, so that libuv polls its sockets without sleeping (what the MPI
+ * layer's progress engine does while it waits, issue 18); unset: returns a no-op, the loop
+ * sleeps in epoll between messages.
+ */
+export function keepPolling() {
+  if (process.env.SSI_BENCH_RAW_POLL !== '1') return () => {};
+  let on = true;
+  const spin = () => {
+    if (on) setImmediate(spin);
+  };
+  setImmediate(spin);
+  return () => {
+    on = false;
+  };
+}
+
 /** One framed connection: `onMessage(length)` is called when a whole body is in `body`. */
 export class Framed {
   constructor(maxBody) {

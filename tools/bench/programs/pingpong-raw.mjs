@@ -15,19 +15,23 @@
 // PINGPONG {"size":S,"iters":I,"oneWayNs":[...]}: one sample per repetition (round trip / 2),
 // after an unrecorded warm-up pass of a quarter of the iterations: what every driver prints.
 // Before the first size, 4000 unrecorded round trips of 8 bytes warm up the process (the JIT).
+// SSI_BENCH_RAW_POLL=1: both sides keep the event loop polling (keepPolling of framed.mjs).
 // SSI_BENCH_CPUS="A,B": the ping side pins itself to CPU A, the echo side to CPU B (taskset).
-import { connectPing, listenEcho, pin } from './framed.mjs';
+import { connectPing, keepPolling, listenEcho, pin } from './framed.mjs';
 
 async function echo(maxSize, unixPath) {
   const { port, closed } = await listenEcho(maxSize, unixPath);
   console.log(`PORT ${port}`);
+  const stop = keepPolling();
   await closed;
+  stop();
   process.exit(0);
 }
 
 async function ping(port, reps, plan) {
   const maxSize = Math.max(1, ...plan.map((p) => p.size));
   const { framed, round, close } = await connectPing(port, maxSize);
+  const stop = keepPolling();
   const sbuf = new Uint8Array(maxSize);
   for (let i = 0; i < maxSize; i++) sbuf[i] = (i * 7 + 1) & 0xff;
   for (let i = 0; i < 4000; i++) await round(sbuf.subarray(0, Math.min(8, maxSize)));
@@ -46,6 +50,7 @@ async function ping(port, reps, plan) {
     }
     console.log(`PINGPONG ${JSON.stringify({ size, iters, oneWayNs })}`);
   }
+  stop();
   close();
 }
 
