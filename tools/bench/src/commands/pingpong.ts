@@ -43,6 +43,8 @@ same run by the same loop (send, then receive into a preallocated buffer; the pe
   raw-unix
           the same loop over a Unix-domain socket (in the run's temporary directory) instead of
           TCP: the only difference is the socket family (the rpi_tcp_unix measurement)
+          (SSI_BENCH_RAW_POLL=1 in the environment: both raw columns poll, their event loops
+          kept busy with immediates instead of sleeping between messages)
   ompi    Open MPI: tools/bench/c/pingpong.c compiled with mpicc, run with
           mpirun --mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include lo (TCP on loopback)
   sm, smspin, smblock
