@@ -26,18 +26,21 @@ export function pin(index) {
 /**
  * SSI_BENCH_RAW_POLL=1: keep the event loop busy with immediates from now until the returned
  * stop function is called, so that libuv polls its sockets without sleeping (what the MPI
- * layer's progress engine does while it waits, issue 18); unset: returns a no-op, the loop
- * sleeps in epoll between messages.
+ * layer's progress engine does while it waits, issue 18); unset: the loop sleeps in epoll
+ * between messages. `stop()` returns how many immediates ran (0 when not polling).
  */
 export function keepPolling() {
-  if (process.env.SSI_BENCH_RAW_POLL !== '1') return () => {};
+  if (process.env.SSI_BENCH_RAW_POLL !== '1') return () => 0;
   let on = true;
+  let spins = 0;
   const spin = () => {
+    spins++;
     if (on) setImmediate(spin);
   };
   setImmediate(spin);
   return () => {
     on = false;
+    return spins;
   };
 }
 

@@ -396,6 +396,10 @@ describe('pingpong benchmark: the raw socket driver', () => {
       const samples = parseDriverOutput(ping.out(), points, 2);
       expect(samples.map((s) => s.size)).toEqual([0, 8, 40000, 300000]);
       expect(await echo.exit).toBe(0); // the echo side ends when the connection closes
+      // SSI_BENCH_RAW_POLL=1: its event loop ran immediates all along (polled); else none
+      const polled = Number(/POLLED (\d+)/.exec(echo.out())?.[1]);
+      if (poll) expect(polled).toBeGreaterThan(100);
+      else expect(polled).toBe(0);
     },
     30_000,
   );
