@@ -23,6 +23,27 @@ export function pin(index) {
     throw new Error(`taskset -a -p -c ${cpu} ${process.pid}: ${r.error?.message ?? r.stderr}`);
 }
 
+/**
+ * SSI_BENCH_RAW_POLL=1: keep the event loop busy with immediates from now until the returned
+ * stop function is called, so that libuv polls its sockets without sleeping (what the MPI
+ * layer's progress engine does while it waits, issue 18); unset: the loop sleeps in epoll
+ * between messages. `stop()` returns how many immediates ran (0 when not polling).
+ */
+export function keepPolling() {
+  if (process.env.SSI_BENCH_RAW_POLL !== '1') return () => 0;
+  let on = true;
+  let spins = 0;
+  const spin = () => {
+    spins++;
+    if (on) setImmediate(spin);
+  };
+  setImmediate(spin);
+  return () => {
+    on = false;
+    return spins;
+  };
+}
+
 /** One framed connection: `onMessage(length)` is called when a whole body is in `body`. */
 export class Framed {
   constructor(maxBody) {
@@ -105,10 +126,11 @@ export class Framed {
 }
 
 /**
- * Listens on 127.0.0.1 for one connection and echoes every message on it (the echo side).
- * Resolves with the port once listening; `closed` resolves when the connection ends.
+ * Listens on 127.0.0.1 (or, given `unixPath`, on that Unix-domain socket) for one connection and
+ * echoes every message on it (the echo side). Resolves with the port (or the path) once
+ * listening; `closed` resolves when the connection ends.
  */
-export async function listenEcho(maxSize) {
+export async function listenEcho(maxSize, unixPath) {
   let onClosed;
   const closed = new Promise((resolve) => {
     onClosed = resolve;
@@ -121,7 +143,7 @@ export async function listenEcho(maxSize) {
     accepted._handle = null;
     accepted.destroy();
     const s = new net.Socket({ handle, readable: true, writable: true, onread: f.onread });
-    s.setNoDelay(true);
+    if (!unixPath) s.setNoDelay(true); // a Unix socket has no Nagle
     f.socket = s;
     f.onMessage = (len) => f.send(f.body.subarray(0, len));
     s.on('error', () => {});
@@ -130,18 +152,23 @@ export async function listenEcho(maxSize) {
   });
   await new Promise((resolve, reject) => {
     server.once('error', reject);
-    server.listen(0, '127.0.0.1', resolve);
+    if (unixPath) server.listen(unixPath, resolve);
+    else server.listen(0, '127.0.0.1', resolve);
   });
-  return { port: server.address().port, closed };
+  return { port: unixPath ?? server.address().port, closed };
 }
 
 /**
  * Connects to an echo side (the ping side): `round(buf)` sends `buf` and resolves when the echo
- * is in `framed.body`; `close()` ends the connection.
+ * is in `framed.body`; `close()` ends the connection. `port` is a TCP port on 127.0.0.1, or a
+ * Unix-domain socket path (a string that is not a number).
  */
 export async function connectPing(port, maxSize) {
   const f = new Framed(maxSize);
-  const s = net.connect({ host: '127.0.0.1', port, noDelay: true, onread: f.onread });
+  const where = /^\d+$/.test(String(port))
+    ? { host: '127.0.0.1', port: Number(port), noDelay: true }
+    : { path: String(port) };
+  const s = net.connect({ ...where, onread: f.onread });
   f.socket = s;
   await new Promise((resolve, reject) => {
     s.once('connect', resolve);

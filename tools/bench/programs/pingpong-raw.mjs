@@ -7,25 +7,31 @@
 // above that envelope and body go out in one writev (cork/uncork) without a copy. The
 // connection itself is framed.mjs (shared with the paired mode of pingpong-mpi.mjs).
 //
-//   node pingpong-raw.mjs echo <max-size>                    prints "PORT <n>", echoes until closed
-//   node pingpong-raw.mjs ping <port> <reps> <size>:<iters>...  prints one PINGPONG line per size
+//   node pingpong-raw.mjs echo <max-size> [<unix-path>]      prints "PORT <n|path>", echoes until closed
+//   node pingpong-raw.mjs ping <port|path> <reps> <size>:<iters>...  one PINGPONG line per size
+// With <unix-path> (the `raw-unix` column) the same loop runs over a Unix-domain socket at that
+// path instead of TCP: the only difference between the two columns is the socket family.
 //
 // PINGPONG {"size":S,"iters":I,"oneWayNs":[...]}: one sample per repetition (round trip / 2),
 // after an unrecorded warm-up pass of a quarter of the iterations: what every driver prints.
 // Before the first size, 4000 unrecorded round trips of 8 bytes warm up the process (the JIT).
+// SSI_BENCH_RAW_POLL=1: both sides keep the event loop polling (keepPolling of framed.mjs).
 // SSI_BENCH_CPUS="A,B": the ping side pins itself to CPU A, the echo side to CPU B (taskset).
-import { connectPing, listenEcho, pin } from './framed.mjs';
+import { connectPing, keepPolling, listenEcho, pin } from './framed.mjs';
 
-async function echo(maxSize) {
-  const { port, closed } = await listenEcho(maxSize);
+async function echo(maxSize, unixPath) {
+  const { port, closed } = await listenEcho(maxSize, unixPath);
   console.log(`PORT ${port}`);
+  const stop = keepPolling();
   await closed;
+  console.log(`POLLED ${stop()}`); // immediates run while echoing (the tests check it polled)
   process.exit(0);
 }
 
 async function ping(port, reps, plan) {
   const maxSize = Math.max(1, ...plan.map((p) => p.size));
   const { framed, round, close } = await connectPing(port, maxSize);
+  const stop = keepPolling();
   const sbuf = new Uint8Array(maxSize);
   for (let i = 0; i < maxSize; i++) sbuf[i] = (i * 7 + 1) & 0xff;
   for (let i = 0; i < 4000; i++) await round(sbuf.subarray(0, Math.min(8, maxSize)));
@@ -44,13 +50,14 @@ async function ping(port, reps, plan) {
     }
     console.log(`PINGPONG ${JSON.stringify({ size, iters, oneWayNs })}`);
   }
+  stop();
   close();
 }
 
 const [mode, ...rest] = process.argv.slice(2);
 if (mode === 'echo') {
   pin(1);
-  await echo(Number(rest[0]));
+  await echo(Number(rest[0]), rest[1]);
 } else if (mode === 'ping') {
   const [port, reps, ...pairs] = rest;
   const plan = pairs.map((p) => {
@@ -58,8 +65,10 @@ if (mode === 'echo') {
     return { size, iters };
   });
   pin(0);
-  await ping(Number(port), Number(reps), plan);
+  await ping(port, Number(reps), plan);
 } else {
-  console.error('usage: pingpong-raw.mjs echo <max-size> | ping <port> <reps> <size>:<iters>...');
+  console.error(
+    'usage: pingpong-raw.mjs echo <max-size> [<unix-path>] | ping <port|path> <reps> <size>:<iters>...',
+  );
   process.exit(2);
 }

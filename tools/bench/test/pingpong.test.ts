@@ -1,4 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
@@ -29,7 +32,7 @@ describe('pingpong benchmark: plan, driver output, tables, targets', () => {
   it('options: defaults, the union of both size lists measured once, --only, typos refused', () => {
     const p = planPingPong([], [0, 1]);
     expect(p.reps).toBe(5);
-    expect(p.columns).toEqual(['tcp', 'nopoll', 'raw', 'ompi', 'paired']);
+    expect(p.columns).toEqual(['tcp', 'nopoll', 'raw', 'raw-unix', 'ompi', 'paired']);
     expect([p.blocks, p.blockIters]).toEqual([10, 200]);
     expect(p.latSizes).toEqual([0, 8, 64, KiB]);
     expect(p.pairedSizes).toEqual([0, 8, 64, KiB, 256 * KiB]);
@@ -63,6 +66,7 @@ describe('pingpong benchmark: plan, driver output, tables, targets', () => {
       'nopoll',
       'crtcp',
       'raw',
+      'raw-unix',
       'ompi',
       'paired',
     ]);
@@ -187,7 +191,14 @@ describe('pingpong benchmark: plan, driver output, tables, targets', () => {
     const p = planPingPong(['--rpi', 'sm'], [0, 1]);
     expect(p.rpi).toBe('sm');
     expect(p.columns).toEqual(['smspin', 'smblock', 'sm', 'tcp', 'ompi']);
-    expect(planPingPong([], [0, 1]).columns).toEqual(['tcp', 'nopoll', 'raw', 'ompi', 'paired']);
+    expect(planPingPong([], [0, 1]).columns).toEqual([
+      'tcp',
+      'nopoll',
+      'raw',
+      'raw-unix',
+      'ompi',
+      'paired',
+    ]);
     expect(() => planPingPong(['--rpi', 'usysv'], [0, 1])).toThrow(
       '--rpi: no rpi "usysv" (choose from tcp,crtcp,sm)',
     );
@@ -318,13 +329,18 @@ describe('pingpong benchmark: plan, driver output, tables, targets', () => {
 describe('pingpong benchmark: the raw socket driver', () => {
   const program = fileURLToPath(new URL('../programs/pingpong-raw.mjs', import.meta.url));
   const started: ChildProcess[] = [];
+  const dirs: string[] = [];
   afterEach(() => {
     for (const c of started) if (c.exitCode === null) c.kill('SIGKILL');
     started.length = 0;
+    for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
   });
 
-  const run = (args: string[]) => {
-    const c = spawn(process.execPath, [program, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const run = (args: string[], env: Record<string, string> = {}) => {
+    const c = spawn(process.execPath, [program, ...args], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, ...env },
+    });
     started.push(c);
     let out = '';
     let err = '';
@@ -338,25 +354,55 @@ describe('pingpong benchmark: the raw socket driver', () => {
     return { c, out: () => out, err: () => err, exit };
   };
 
-  it('frames envelope + body both ways (copied and direct reads) and prints what the parser reads', async () => {
-    // 0 B: envelope only; 40000 B: the part after the first read goes straight into the buffer
-    const points = planPingPong(['--lat-sizes', '0,8', '--bw-sizes', '40000,300000']).points.map(
-      (p) => ({ ...p, iters: 3 }),
-    );
-    const echo = run(['echo', '300000']);
-    const port = await new Promise<string>((resolve, reject) => {
-      echo.c.stdout.on('data', () => {
-        const m = /PORT (\d+)/.exec(echo.out());
-        if (m) resolve(m[1]!);
+  // raw socket over TCP, raw unix over a Unix-domain socket (its own temporary directory); each
+  // with the event loop sleeping between messages and with SSI_BENCH_RAW_POLL=1 (polling)
+  it.each([
+    ['tcp', false],
+    ['unix', false],
+    ['tcp', true],
+    ['unix', true],
+  ])(
+    'frames envelope + body both ways (copied and direct reads) over %s (polling: %s) and prints what the parser reads',
+    async (family, poll) => {
+      // 0 B: envelope only; 40000 B: the part after the first read goes straight into the buffer
+      const points = planPingPong(['--lat-sizes', '0,8', '--bw-sizes', '40000,300000']).points.map(
+        (p) => ({ ...p, iters: 3 }),
+      );
+      const env: Record<string, string> = poll ? { SSI_BENCH_RAW_POLL: '1' } : {};
+      const dir = family === 'unix' ? mkdtempSync(join(tmpdir(), 'ssi-raw-unix-test-')) : null;
+      dirs.push(...(dir ? [dir] : []));
+      const path = dir ? join(dir, 'echo.sock') : null;
+      const echo = run(['echo', '300000', ...(path ? [path] : [])], env);
+      const where = await new Promise<string>((resolve, reject) => {
+        const t = setTimeout(
+          () => reject(new Error(`no PORT line from the echo side in 15 s: ${echo.err()}`)),
+          15_000,
+        );
+        echo.c.stdout.on('data', () => {
+          const m = /PORT (\S+)/.exec(echo.out());
+          if (m) {
+            clearTimeout(t);
+            resolve(m[1]!);
+          }
+        });
+        echo.c.on('close', () => reject(new Error(`echo side exited: ${echo.err()}`)));
       });
-      echo.c.on('close', () => reject(new Error(`echo side exited: ${echo.err()}`)));
-    });
-    const ping = run(['ping', port, ...driverArgs(2, points)]);
-    expect(await ping.exit, ping.err()).toBe(0);
-    const samples = parseDriverOutput(ping.out(), points, 2);
-    expect(samples.map((s) => s.size)).toEqual([0, 8, 40000, 300000]);
-    expect(await echo.exit).toBe(0); // the echo side ends when the connection closes
-  });
+      if (path) {
+        expect(where).toBe(path);
+        expect(statSync(path).isSocket()).toBe(true); // really a Unix-domain socket
+      } else expect(where).toMatch(/^\d+$/);
+      const ping = run(['ping', where, ...driverArgs(2, points)], env);
+      expect(await ping.exit, ping.err()).toBe(0);
+      const samples = parseDriverOutput(ping.out(), points, 2);
+      expect(samples.map((s) => s.size)).toEqual([0, 8, 40000, 300000]);
+      expect(await echo.exit).toBe(0); // the echo side ends when the connection closes
+      // SSI_BENCH_RAW_POLL=1: its event loop ran immediates all along (polled); else none
+      const polled = Number(/POLLED (\d+)/.exec(echo.out())?.[1]);
+      if (poll) expect(polled).toBeGreaterThan(100);
+      else expect(polled).toBe(0);
+    },
+    30_000,
+  );
 });
 
 describe('pingpong benchmark: the paired mode of the MPI driver', () => {

@@ -40,6 +40,11 @@ same run by the same loop (send, then receive into a preallocated buffer; the pe
           --rpi or --only; the crtcp/tcp columns give its cost over tcp)
   raw     baseline: a plain Node TCP socket over 127.0.0.1 (Nagle off) with the tcp rpi's framing
           (32-byte envelope + body, read into a preallocated buffer)
+  raw-unix
+          the same loop over a Unix-domain socket (in the run's temporary directory) instead of
+          TCP: the only difference is the socket family (the rpi_tcp_unix measurement)
+          (SSI_BENCH_RAW_POLL=1 in the environment: both raw columns poll, their event loops
+          kept busy with immediates instead of sleeping between messages)
   ompi    Open MPI: tools/bench/c/pingpong.c compiled with mpicc, run with
           mpirun --mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include lo (TCP on loopback)
   sm, smspin, smblock
@@ -58,10 +63,11 @@ options:
   --reps N          repetitions (rounds) per point (default 5; the median is reported)
   --lat-sizes LIST  latency sizes (default 0,8,64,1k)
   --bw-sizes LIST   bandwidth sizes (default 1k,4k,16k,64k,256k,1m,4m,16m)
-  --rpi LIST        the rpi modules measured: tcp,crtcp,sm (default tcp). tcp: columns tcp,raw,
-                    ompi,paired; crtcp: the same with crtcp (with tcp too: their ratio);
+  --rpi LIST        the rpi modules measured: tcp,crtcp,sm (default tcp). tcp: columns tcp,
+                    nopoll,raw,raw-unix,ompi,paired; crtcp: the same with crtcp (with tcp too: their ratio);
                     sm: smspin,smblock,sm,tcp,ompi with Open MPI over vader
-  --only LIST       run only some of: smspin,smblock,sm,tcp,nopoll,crtcp,raw,ompi,paired (default:
+  --only LIST       run only some of: smspin,smblock,sm,tcp,nopoll,crtcp,raw,raw-unix,ompi,paired
+                    (default:
                     --rpi's)
   --paired-sizes L  sizes of the paired column, among the others (default 0,8,64,1k,256k)
   --prepost         MPI columns post each receive before the send it answers (NetPIPE's
@@ -81,6 +87,7 @@ export const PINGPONG_COLUMNS = [
   'nopoll',
   'crtcp',
   'raw',
+  'raw-unix',
   'ompi',
   'paired',
 ] as const;
@@ -91,6 +98,7 @@ export const COLUMN_TITLES: Record<PingPongColumn, string> = {
   nopoll: 'tcp nopoll',
   crtcp: 'crtcp rpi',
   raw: 'raw socket',
+  'raw-unix': 'raw unix',
   ompi: 'Open MPI',
   paired: 'paired',
   sm: 'sm hybrid',
@@ -100,7 +108,7 @@ export const COLUMN_TITLES: Record<PingPongColumn, string> = {
 
 /** The default columns of each `--rpi`. */
 const RPI_COLUMNS: Record<'tcp' | 'crtcp' | 'sm', PingPongColumn[]> = {
-  tcp: ['tcp', 'nopoll', 'raw', 'ompi', 'paired'],
+  tcp: ['tcp', 'nopoll', 'raw', 'raw-unix', 'ompi', 'paired'],
   crtcp: ['crtcp', 'raw', 'ompi', 'paired'],
   sm: ['smspin', 'smblock', 'sm', 'tcp', 'ompi'],
 };
@@ -466,15 +474,23 @@ function envWith(cpus: readonly number[] | null): NodeJS.ProcessEnv {
   return env;
 }
 
+/**
+ * The raw socket columns: over TCP on 127.0.0.1, or with `unixDir` over a Unix-domain socket in
+ * that directory (a fresh path per round: the run's own temporary directory, so concurrent runs
+ * never share one).
+ */
 function rawRunner(
   root: string,
   maxSize: number,
   cpus: readonly number[] | null,
+  unixDir?: string,
 ): { run: Runner; info: Record<string, unknown> } {
   const program = join(root, 'programs', 'pingpong-raw.mjs');
+  let round = 0;
   const run: Runner = async (args, timeoutMs) => {
+    const where = unixDir ? [join(unixDir, `raw-unix-${round++}.sock`)] : [];
     const echo = track(
-      spawn(process.execPath, [program, 'echo', String(maxSize)], {
+      spawn(process.execPath, [program, 'echo', String(maxSize), ...where], {
         stdio: ['ignore', 'pipe', 'inherit'],
         env: envWith(cpus),
       }),
@@ -499,7 +515,7 @@ function rawRunner(
       }
     }
   };
-  return { run, info: { program } };
+  return { run, info: { program, family: unixDir ? 'unix' : 'tcp' } };
 }
 
 // ---- results ------------------------------------------------------------------------------
@@ -529,6 +545,7 @@ export interface PingPongRow {
   nopoll?: Stat;
   crtcp?: Stat;
   raw?: Stat;
+  'raw-unix'?: Stat;
   ompi?: Stat;
   paired?: PairedStat;
   sm?: Stat;
@@ -556,6 +573,8 @@ export function latencyColumns(columns: PingPongColumn[]): Column<PingPongRow>[]
   for (const c of seriesColumns(columns))
     cols.push({ title: COLUMN_TITLES[c], value: (r) => us(r[c]) });
   if (has('tcp') && has('raw')) cols.push({ title: 'tcp/raw', value: (r) => ratio(r.tcp, r.raw) });
+  if (has('raw-unix') && has('raw'))
+    cols.push({ title: 'unix/raw', value: (r) => ratio(r['raw-unix'], r.raw) });
   if (has('tcp') && has('nopoll'))
     cols.push({ title: 'tcp/nopoll', value: (r) => ratio(r.tcp, r.nopoll) });
   if (has('tcp') && has('ompi'))
@@ -585,6 +604,8 @@ export function bandwidthColumns(columns: PingPongColumn[]): Column<PingPongRow>
     cols.push({ title: COLUMN_TITLES[c], value: (r) => gbs(r.size, r[c]), digits: 3 });
   if (has('tcp') && has('raw'))
     cols.push({ title: 'tcp/raw %', value: (r) => pct(r.tcp, r.raw), digits: 1 });
+  if (has('raw-unix') && has('raw'))
+    cols.push({ title: 'unix/raw %', value: (r) => pct(r['raw-unix'], r.raw), digits: 1 });
   if (has('tcp') && has('nopoll'))
     cols.push({ title: 'tcp/nopoll %', value: (r) => pct(r.tcp, r.nopoll), digits: 1 });
   if (has('crtcp') && has('tcp'))
@@ -712,10 +733,10 @@ export const pingpongCommand: BenchCommand = {
           const t = await ssiRunner(root, 'pingpong-mpi.mjs', { rpi }, mpiEnv(plan));
           runners[c] = twoRanks(t.run);
           info[c] = t.info;
-        } else if (c === 'raw') {
-          const t = rawRunner(root, maxSize, cpus);
-          runners.raw = t.run;
-          info.raw = t.info;
+        } else if (c === 'raw' || c === 'raw-unix') {
+          const t = rawRunner(root, maxSize, cpus, c === 'raw-unix' ? workDir : undefined);
+          runners[c] = t.run;
+          info[c] = t.info;
         } else {
           process.stderr.write('compiling c/pingpong.c with mpicc ...\n');
           const flags = () => ompiFlags(cpus, plan.prepost, plan.rpi === 'sm');
@@ -862,6 +883,7 @@ export const pingpongCommand: BenchCommand = {
             tcpNoPoll: r.nopoll,
             crtcpRpi: r.crtcp,
             raw: r.raw,
+            rawUnix: r['raw-unix'],
             openMpi: r.ompi,
             smHybrid: r.sm,
             smSpin: r.smspin,
@@ -872,12 +894,14 @@ export const pingpongCommand: BenchCommand = {
             tcpNoPoll: gbs(r.size, r.nopoll),
             crtcpRpi: gbs(r.size, r.crtcp),
             raw: gbs(r.size, r.raw),
+            rawUnix: gbs(r.size, r['raw-unix']),
             openMpi: gbs(r.size, r.ompi),
             smHybrid: gbs(r.size, r.sm),
             smSpin: gbs(r.size, r.smspin),
             smBlock: gbs(r.size, r.smblock),
           },
           tcpOverRaw: ratio(r.tcp, r.raw),
+          unixOverRaw: ratio(r['raw-unix'], r.raw),
           crtcpOverTcp: ratio(r.crtcp, r.tcp),
           paired: r.paired && {
             oneWayNs: { tcpRpi: r.paired.rpi, raw: r.paired.raw },
