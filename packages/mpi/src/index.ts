@@ -251,7 +251,6 @@ export {
   UINT32,
 } from './datatype/predefined';
 export type { TypedMessage } from './datatype/typed-message';
-export { shareInstallationWithDropIns } from './drop-in-peers';
 export type { DiscoveryHandoverUse } from './discovery-handover';
 export {
   DISCOVERY_HANDOVER_ENV,
@@ -259,6 +258,7 @@ export {
   discoveryHandoverEnv,
   readDiscoveryHandover,
 } from './discovery-handover';
+export { shareInstallationWithDropIns } from './drop-in-peers';
 export { ERRORS_ARE_FATAL, ERRORS_RETURN, Errhandler } from './errhandler';
 export type { ErrorClassName, ErrorClassValue } from './errors';
 export { ErrorClass, errorClassName, isMpiError, MpiError } from './errors';
