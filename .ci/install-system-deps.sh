@@ -16,6 +16,7 @@ PACKAGES=(
   munge          # tools/slurm-cluster: Slurm's authentication (the fixture runs its own munged on a private socket)
   openmpi-bin    # tools/bench pingpong: the Open MPI column (Open MPI's mpirun, TCP BTL over loopback)
   libopenmpi-dev # tools/bench pingpong: mpicc and mpi.h, to compile c/pingpong.c at run time (gcc comes with g++)
+  criu           # plugins/cr-external: the criu back end's tests run where `criu check` passes (they say NOT RUN where it fails)
 )
 
 log() { printf 'install-system-deps: %s\n' "$*"; }
