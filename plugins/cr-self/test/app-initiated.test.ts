@@ -1,43 +1,13 @@
-import { join } from 'node:path';
-import { afterEach, expect, it } from 'vitest';
-import {
-  checkpointRoot,
-  FIXTURES,
-  jobDir,
-  lamrestart,
-  type RunningJob,
-  startJob,
-} from './cr-harness';
+import { expect, it } from 'vitest';
+import { checkpointableJobPerTest, jobDir, lamrestart } from './cr-harness';
 
 // The issue: checkpoints "asked for ... by the application itself (a collective `checkpoint()`)".
 // Every rank calls it, at different moments; all resolve with the same series, and the job
 // restarts from it.
-let job: RunningJob | undefined;
-let cleanup: (() => void) | undefined;
-afterEach(() => {
-  job?.kill();
-  cleanup?.();
-  job = undefined;
-  cleanup = undefined;
-});
+const jobs = checkpointableJobPerTest();
 
 it('mpi.cr.checkpoint() called by every rank resolves everywhere with the one series taken', async () => {
-  const ck = checkpointRoot();
-  cleanup = ck.cleanup;
-  job = startJob([
-    '-np',
-    '3',
-    '--ssi',
-    'cr',
-    'self',
-    '--ssi',
-    'rpi',
-    'crtcp',
-    '--ssi',
-    'crlam_self_dir',
-    ck.root,
-    join(FIXTURES, 'app-checkpoint.mjs'),
-  ]);
+  const { job, root } = jobs.start(3, 'app-checkpoint.mjs');
   const ended = await job.done;
   expect(ended.code, job.out).toBe(0);
   for (const rank of [0, 1, 2]) {
@@ -45,7 +15,7 @@ it('mpi.cr.checkpoint() called by every rank resolves everywhere with the one se
   }
   expect(job.out.match(/app-checkpoint OK \(continued\)/g)?.length, job.out).toBe(3);
 
-  const restarted = await lamrestart(jobDir(ck.root));
+  const restarted = await lamrestart(jobDir(root));
   const text = restarted.stdout + restarted.stderr;
   expect(restarted.code, text).toBe(0);
   expect(text.match(/app-checkpoint OK \(restarted from series 1\)/g)?.length, text).toBe(3);

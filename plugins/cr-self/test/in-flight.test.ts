@@ -1,15 +1,7 @@
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, expect, it } from 'vitest';
-import {
-  checkpointRoot,
-  FIXTURES,
-  jobDir,
-  lamcheckpoint,
-  lamrestart,
-  type RunningJob,
-  startJob,
-} from './cr-harness';
+import { expect, it } from 'vitest';
+import { checkpointableJobPerTest, jobDir, lamcheckpoint, lamrestart } from './cr-harness';
 
 // The issue's "messages in flight at the checkpoint (large and small) arrive after restart": the
 // sender completed its (eager) sends before the checkpoint and is blocked elsewhere, the receiver
@@ -18,36 +10,15 @@ import {
 const LARGE = 64 * 1024;
 const SHORT = String(LARGE * 2); // above the large message: it is eager, the send completes
 
-let job: RunningJob | undefined;
-let cleanup: (() => void) | undefined;
-afterEach(() => {
-  job?.kill();
-  cleanup?.();
-  job = undefined;
-  cleanup = undefined;
-});
+const jobs = checkpointableJobPerTest();
 
 it('a small and a large message sent before the checkpoint arrive after continue and after restart', async () => {
-  const ck = checkpointRoot();
-  cleanup = ck.cleanup;
-  job = startJob([
-    '-np',
-    '2',
-    '--ssi',
-    'cr',
-    'self',
-    '--ssi',
-    'rpi',
-    'crtcp',
-    '--ssi',
-    'rpi_tcp_short',
-    SHORT,
-    '--ssi',
-    'crlam_self_dir',
-    ck.root,
-    join(FIXTURES, 'in-flight.mjs'),
-    String(LARGE),
-  ]);
+  const { job, root } = jobs.start(
+    2,
+    'in-flight.mjs',
+    [String(LARGE)],
+    ['--ssi', 'rpi_tcp_short', SHORT],
+  );
   await job.lines(/rank 0: both sends complete/, 1, 'the sender to complete both sends');
   await job.lines(/rank 1: sleeping/, 1, 'the receiver to sleep');
   const ckpt = await lamcheckpoint(job.pid);
@@ -58,7 +29,7 @@ it('a small and a large message sent before the checkpoint arrive after continue
   expect(job.out.match(/in-flight OK \(continued\)/g)?.length, job.out).toBe(2);
 
   // The receiver's file holds the two messages (the MPI layer's image), the sender's does not.
-  const dir = jobDir(ck.root);
+  const dir = jobDir(root);
   expect(statSync(join(dir, 'series-1', 'rank-1.ckpt')).size).toBeGreaterThan(LARGE + 1000);
   expect(statSync(join(dir, 'series-1', 'rank-0.ckpt')).size).toBeLessThan(LARGE);
 

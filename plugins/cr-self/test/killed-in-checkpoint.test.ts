@@ -1,46 +1,13 @@
-import { join } from 'node:path';
-import { afterEach, expect, it } from 'vitest';
-import {
-  checkpointRoot,
-  FIXTURES,
-  jobDir,
-  lamcheckpoint,
-  lamrestart,
-  type RunningJob,
-  startJob,
-} from './cr-harness';
+import { expect, it } from 'vitest';
+import { checkpointableJobPerTest, jobDir, lamcheckpoint, lamrestart } from './cr-harness';
 
 // The issue: "a rank killed in the middle of a checkpoint → that series is incomplete and never
 // used, the previous one is". Rank 1 SIGKILLs itself inside its onCheckpoint handler of the
 // second checkpoint.
-let job: RunningJob | undefined;
-let cleanup: (() => void) | undefined;
-afterEach(() => {
-  job?.kill();
-  cleanup?.();
-  job = undefined;
-  cleanup = undefined;
-});
+const jobs = checkpointableJobPerTest();
 
 it('a rank killed during series 2: the job ends saying so, lamrestart skips series 2 and restarts from series 1', async () => {
-  const ck = checkpointRoot();
-  cleanup = ck.cleanup;
-  job = startJob([
-    '-np',
-    '2',
-    '--ssi',
-    'cr',
-    'self',
-    '--ssi',
-    'rpi',
-    'crtcp',
-    '--ssi',
-    'crlam_self_dir',
-    ck.root,
-    join(FIXTURES, 'two-checkpoints.mjs'),
-    'kill',
-    '1',
-  ]);
+  const { job, root } = jobs.start(2, 'two-checkpoints.mjs', ['kill', '1']);
   await job.lines(/waiting for checkpoint 1/, 2, 'both ranks to wait for checkpoint 1');
   const first = await lamcheckpoint(job.pid);
   expect(first.stdout + first.stderr, 'first lamcheckpoint').toMatch(/checkpoint series 1 of job/);
@@ -60,7 +27,7 @@ it('a rank killed during series 2: the job ends saying so, lamrestart skips seri
     /mpirun: rank 1 \(pid \d+ on n0\) was killed by SIGKILL/,
   );
 
-  const dir = jobDir(ck.root);
+  const dir = jobDir(root);
   const restarted = await lamrestart(dir);
   const text = restarted.stdout + restarted.stderr;
   expect(text).toMatch(/lamrestart: skipping series 2: .*(manifest|MANIFEST)/);
