@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { type CheckpointOutcome, parseEvent } from '../src/mpirun/checkpoint-protocol';
 import { type CheckpointHandler, CheckpointRequestServer } from '../src/mpirun/checkpoint-requests';
 import {
@@ -20,6 +20,12 @@ import { runCli, waitChild, waitFor } from '../src/testing';
  * and real `lamcheckpoint` processes (the built command). Only this test's own pid / job id names
  * are used, so other jobs of the same user on the machine are never touched.
  */
+// A private TMPDIR for the whole file: the stale sockets and aliases it stages must not be swept
+// by another mpirun of this user starting meanwhile (and it never touches theirs).
+const fileTmp = mkdtempSync(join(tmpdir(), 'ssi-lamcheckpoint-test-'));
+process.env.TMPDIR = fileTmp;
+afterAll(() => rmSync(fileTmp, { recursive: true, force: true }));
+
 let server: CheckpointRequestServer | undefined;
 const children: ChildProcess[] = [];
 
@@ -291,6 +297,25 @@ describe('lamcheckpoint when nobody listens', () => {
     const unknown = await lamcheckpoint(['no-such-job-xyz']);
     expect(unknown.stderr).toContain('no mpirun with pid/job no-such-job-xyz accepts');
     expect(unknown.code).toBe(1);
+  });
+});
+
+describe('what dead mpiruns left', () => {
+  it('is swept when a listener starts: their sockets and aliases go, a live one stays', async () => {
+    const deadPid = await leaveStaleSocket();
+    const deadAlias = jobAliasPath(newJobId());
+    writeFileSync(deadAlias, `${deadPid}\n`);
+    const liveAlias = jobAliasPath(newJobId());
+    writeFileSync(liveAlias, `${process.pid}\n`);
+    try {
+      await startServer(async () => done(1));
+      expect(existsSync(checkpointSocketPath(deadPid)), 'dead socket').toBe(false);
+      expect(existsSync(deadAlias), 'dead alias').toBe(false);
+      expect(existsSync(liveAlias), 'live alias').toBe(true);
+      expect(existsSync(server!.path), 'own socket').toBe(true);
+    } finally {
+      rmSync(liveAlias, { force: true });
+    }
   });
 });
 

@@ -14,6 +14,7 @@ import {
   ensureCheckpointDir,
   jobAliasPath,
   removeCheckpointDirIfEmpty,
+  sweepDeadListeners,
 } from './checkpoint-socket';
 
 /** Takes one checkpoint for a request (`preempt`: the drain notice, then the job ends). */
@@ -57,6 +58,7 @@ export class CheckpointRequestServer {
     const self = new CheckpointRequestServer(server, path, aliasPath, opts);
     server.on('connection', (socket) => self.serve(socket));
     await listenInCheckpointDir(server, path);
+    sweepDeadListeners(); // what killed mpiruns left (ours is in place: the directory stays)
     server.on('error', () => {}); // after listening, errors concern single connections
     server.unref(); // the job decides how long mpirun lives, not this listener
     // The alias appears whole or not at all (a client never reads half a pid).

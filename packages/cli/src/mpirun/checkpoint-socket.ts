@@ -1,7 +1,7 @@
-import { lstatSync, mkdirSync, readFileSync, rmdirSync } from 'node:fs';
+import { lstatSync, mkdirSync, readdirSync, readFileSync, rmdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { sessionUser } from '@ssi/lam';
+import { isProcessAlive, sessionUser } from '@ssi/lam';
 
 /**
  * Where mpirun listens for checkpoint requests: `${TMPDIR}/ssi-<user>/cr/mpirun-<pid>.sock`, with
@@ -67,6 +67,38 @@ export function removeCheckpointDirIfEmpty(): void {
 export function readJobAlias(jobId: string): number | undefined {
   try {
     const pid = Number(readFileSync(jobAliasPath(jobId), 'utf8').trim());
+    return Number.isSafeInteger(pid) && pid > 0 ? pid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Removes what mpiruns that died without closing their listener (SIGKILL, a crash) left here:
+ * `mpirun-<pid>.sock` and `job-<id>` aliases naming a pid that no longer runs. Run when a listener
+ * starts, so the directory does not fill up over a user's jobs; a live mpirun's files are kept.
+ */
+export function sweepDeadListeners(): void {
+  const dir = checkpointDir();
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const pid = pidNamedBy(dir, name);
+    if (pid !== undefined && !isProcessAlive(pid)) rmSync(join(dir, name), { force: true });
+  }
+}
+
+/** The mpirun pid a socket or alias file names, or undefined for any other file. */
+function pidNamedBy(dir: string, name: string): number | undefined {
+  const socket = /^mpirun-(\d+)\.sock$/.exec(name);
+  if (socket) return Number(socket[1]);
+  if (!name.startsWith('job-') || name.endsWith('.tmp')) return undefined;
+  try {
+    const pid = Number(readFileSync(join(dir, name), 'utf8').trim());
     return Number.isSafeInteger(pid) && pid > 0 ? pid : undefined;
   } catch {
     return undefined;
