@@ -54,6 +54,9 @@ describe('cr benchmark: plan, job output, tables', () => {
     expect(() => planCr(['--np'])).toThrow(/--np needs a comma-separated list/);
     expect(() => planCr(['--intervals', '0.5'])).toThrow(/bad interval/);
     expect(() => planCr(['--heat-args', '200'])).toThrow(/--heat-args needs N,TOL/);
+    expect(planCr(['--cpus', 'none']).cpus).toBeNull();
+    expect(planCr(['--cpus', '1,0']).cpus).toEqual([1, 0]);
+    expect(() => planCr(['--cpus', '0'])).toThrow(/--cpus needs two CPU numbers/);
     expect(() => planCr(['--heat-args', '200,-1'])).toThrow(/--heat-args needs N,TOL/);
     expect(() => planCr(['--checkpoints', '0'])).toThrow(/--checkpoints needs an integer >= 1/);
     expect(() => planCr(['--rep', '3'])).toThrow(/unknown option --rep/);

@@ -7,15 +7,29 @@ export interface LoggedSend {
   seq: number;
 }
 
-/** A receive done since the last quiet point: what it matched, and the bytes it delivered. */
-export interface LoggedRecv {
-  source: Proc;
-  cid: number;
-  rank: number;
-  tag: number;
-  kind: number;
-  seq: number;
-  data: Uint8Array;
+const NO_BYTES = new Uint8Array(0);
+
+/**
+ * A receive done since the last quiet point: what it matched, and the bytes it delivered. The
+ * bytes are kept as the receive buffer and a length, and only cut out (`data`) when an image is
+ * taken: the log records every completion while the rank is not quiet, an image is rare.
+ */
+export class LoggedRecv {
+  constructor(
+    readonly source: Proc,
+    readonly cid: number,
+    readonly rank: number,
+    readonly tag: number,
+    readonly kind: number,
+    readonly seq: number,
+    private readonly buf: Uint8Array | null,
+    private readonly length: number,
+  ) {}
+
+  /** The bytes the receive delivered (a view of the receive buffer). */
+  get data(): Uint8Array {
+    return this.buf === null ? NO_BYTES : this.buf.subarray(0, this.length);
+  }
 }
 
 /**
@@ -70,17 +84,18 @@ export class RollbackLog {
     if (proc === null || req.cancelled || req.error !== null) return;
     if (req.type !== ReqType.RECV) this.sends.push({ dest: proc, seq: req.seq });
     else {
-      const n = req.stLength;
-      const buf = req.buf;
-      this.recvs.push({
-        source: proc,
-        cid: req.cid,
-        rank: req.stSource,
-        tag: req.stTag,
-        kind: req.stKind,
-        seq: req.seq,
-        data: buf === null ? new Uint8Array(0) : buf.subarray(0, n),
-      });
+      this.recvs.push(
+        new LoggedRecv(
+          proc,
+          req.cid,
+          req.stSource,
+          req.stTag,
+          req.stKind,
+          req.seq,
+          req.buf,
+          req.stLength,
+        ),
+      );
     }
     this.forgetIfQuiet();
   }

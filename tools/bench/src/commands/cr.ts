@@ -17,7 +17,14 @@ import {
   writeResults,
 } from '../harness';
 import { PLAN_NAMES, type PlansOptions, parsePlans, planColumns, runPlans } from './cr-plans';
-import { driverArgs, iterations, type Point, parseDriverOutput } from './pingpong';
+import {
+  allowedCpus,
+  chooseCpus,
+  driverArgs,
+  iterations,
+  type Point,
+  parseDriverOutput,
+} from './pingpong';
 
 const USAGE = `usage: node tools/bench/dist/cli.js cr [options]
 
@@ -25,7 +32,10 @@ Checkpoint/restart costs (issue #14 "Measure", the dissertation's Tables 7.4 and
 Every job runs through the real mpirun (packages/cli/dist/bin/mpirun.js) in a private one-node
 universe; ratios are taken within this run.
   pingpong  ping-pong of 2 ranks (programs/pingpong-mpi.mjs): --ssi rpi tcp against --ssi rpi
-            crtcp --ssi cr self (checkpointable, no checkpoint taken); latency and bandwidth
+            crtcp --ssi cr self (checkpointable, no checkpoint taken); latency and bandwidth;
+            rank 0 pinned to the first CPU of --cpus, rank 1 to the second, in both columns
+            (a rank that polls otherwise lands wherever the scheduler puts it, differently in
+            each run: the noise would hide a 1 % difference)
   heat      examples/heat.ts: the same two configurations, wall time
   coord     coordination time of one checkpoint against the number of ranks (--np): every rank
             asks for checkpoints itself (programs/cr-coord.mjs), the outcome's phases say where
@@ -53,6 +63,8 @@ options:
   --plans-np N        ranks of the plans part (default 4)
   --parity-set N      crlam_self_parity_set of the parity plan (default 2)
   --plan-checkpoints N  recorded checkpoints per plans job (default 3), after 1 unrecorded
+  --cpus A,B|none     the ping-pong's CPUs (default: the first two this process may use; none:
+                      the scheduler decides)
   --quick             a tenth of the ping-pong iterations, 3 checkpoints, --reps 2 unless given`;
 
 export const CR_PARTS = ['pingpong', 'heat', 'coord', 'interval', 'plans'] as const;
@@ -97,6 +109,8 @@ export interface CrPlan {
   nps: number[];
   checkpoints: number;
   warmupCheckpoints: number;
+  /** CPUs of the ping-pong's ranks 0 and 1, or null: not pinned. */
+  cpus: [number, number] | null;
   heatNp: number;
   heatArgs: [string, string];
   intervals: number[];
@@ -142,6 +156,7 @@ export function planCr(args: string[]): CrPlan {
     'plans-np',
     'parity-set',
     'plan-checkpoints',
+    'cpus',
   ];
   const bad = o.unknown(known);
   if (bad.length > 0) throw new Error(`unknown option --${bad[0]}\n\n${USAGE}`);
@@ -189,6 +204,7 @@ export function planCr(args: string[]): CrPlan {
     nps,
     checkpoints: positiveInt(o, 'checkpoints', quick ? 3 : 10),
     warmupCheckpoints: 2,
+    cpus: chooseCpus(o.has('cpus') ? o.string('cpus', '') : undefined, allowedCpus()),
     heatNp: positiveInt(o, 'heat-np', 4),
     heatArgs: [heatArgs[0]!, heatArgs[1]!],
     intervals,
@@ -440,7 +456,7 @@ async function runMpirun(
   root: string,
   flags: string[],
   program: string[],
-  opts: { cwd: string; timeoutMs: number; what: string },
+  opts: { cwd: string; timeoutMs: number; what: string; cpus?: [number, number] | null },
 ): Promise<Ran> {
   const mpiUrl = pathToFileURL(join(root, '..', '..', 'packages', 'mpi', 'dist', 'index.js')).href;
   const env: NodeJS.ProcessEnv = {
@@ -448,8 +464,13 @@ async function runMpirun(
     LAM_MPI_SESSION_SUFFIX: `bench-cr-${process.pid}`,
     SSI_BENCH_MPI_URL: mpiUrl,
   };
-  delete env.SSI_BENCH_CPUS; // not pinned: both columns alike
-  const args = [mpirunPath(root), ...flags, '-x', 'SSI_BENCH_MPI_URL', ...program];
+  delete env.SSI_BENCH_CPUS;
+  const pin: string[] = [];
+  if (opts.cpus) {
+    env.SSI_BENCH_CPUS = opts.cpus.join(',');
+    pin.push('-x', 'SSI_BENCH_CPUS');
+  }
+  const args = [mpirunPath(root), ...flags, '-x', 'SSI_BENCH_MPI_URL', ...pin, ...program];
   const t0 = nowNs();
   const child = spawn(process.execPath, args, {
     cwd: opts.cwd,
@@ -486,6 +507,7 @@ async function runPingpong(root: string, plan: CrPlan, ckpt: string, loads: Load
           cwd: root,
           timeoutMs: 600_000,
           what: `ping-pong over ${c.title}`,
+          cpus: plan.cpus,
         },
       );
       const got = parseDriverOutput(r.out.split('\n').map(stripRank).join('\n'), plan.points, 1);
@@ -603,7 +625,7 @@ export const crCommand: BenchCommand = {
       if (plan.parts.includes('pingpong')) {
         const rows = await runPingpong(root, plan, ckpt, loads);
         console.log(
-          `\nPing-pong, 2 ranks: one-way time and bandwidth (median of ${plan.reps} rounds)\n`,
+          `\nPing-pong, 2 ranks: one-way time and bandwidth (median of ${plan.reps} rounds; ${plan.cpus ? `ranks pinned to CPUs ${plan.cpus.join(',')}` : 'not pinned'})\n`,
         );
         console.log(formatTable(pingColumns(), rows));
         result.pingpong = rows.map((r) => ({

@@ -212,7 +212,7 @@ export function parseCpuList(text: string): number[] {
 }
 
 /** The CPUs this process may run on (Linux), or undefined when that cannot be read. */
-function allowedCpus(): number[] | undefined {
+export function allowedCpus(): number[] | undefined {
   try {
     const m = /^Cpus_allowed_list:\s*(.+)$/m.exec(readFileSync('/proc/self/status', 'utf8'));
     return m ? parseCpuList(m[1]!) : undefined;
