@@ -1,4 +1,11 @@
 /**
+ * The promise an entry point returns when its call finished before returning (a send the rpi
+ * took at once, a send to `PROC_NULL`): already settled, so the gate counts the call as returned
+ * at once instead of waiting for a reaction (a checkpointable job pays nothing extra for it).
+ */
+export const COMPLETED: Promise<void> = Promise.resolve();
+
+/**
  * The MPI entry gate (DESIGN.md §6, Ch. 7.2.2's library lock), the one place every MPI call
  * enters the library: while a checkpoint is in progress every entry point waits at the gate, and
  * when the gate opens again the waiting operations proceed in the order they were called, before
@@ -53,6 +60,10 @@ export class EntryGate {
     } catch (err) {
       calls.callReturned();
       throw err;
+    }
+    if ((p as Promise<unknown>) === COMPLETED) {
+      calls.callReturned();
+      return p;
     }
     const returned = () => calls.callReturned();
     p.then(returned, returned);

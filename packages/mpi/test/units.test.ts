@@ -3,7 +3,7 @@ import { BsendBuffer } from '../src/bsend';
 import { BSEND_OVERHEAD, UNDEFINED } from '../src/constants';
 import { bytesOf, DataKind, decodeValue, encodeValue, kindOf } from '../src/data';
 import { ErrorClass, MpiError } from '../src/errors';
-import { EntryGate } from '../src/gate';
+import { COMPLETED, EntryGate } from '../src/gate';
 import { compareGps, Proc, sortProcs } from '../src/proc';
 import { EnvFlag, readEnvelope, writeEnvelope } from '../src/rpi/envelope';
 import { Status } from '../src/status';
@@ -154,6 +154,29 @@ describe('EntryGate', () => {
     g.reopen();
     await expect(ok).resolves.toBe(7);
     await expect(bad).rejects.toThrow('boom');
+  });
+
+  it('counts a call as running until its promise settles, and a completed one at once', async () => {
+    const g = new EntryGate();
+    let running = 0;
+    g.calls = { callEntered: () => running++, callReturned: () => running-- };
+    let finish!: () => void;
+    const pending = g.call(() => new Promise<void>((r) => (finish = r)));
+    expect(running).toBe(1);
+    const done = g.call(() => COMPLETED);
+    expect(running).toBe(1); // the completed call returned at once; the pending one runs
+    await done;
+    finish();
+    await pending;
+    expect(running).toBe(0); // dropped before the caller continued
+    await expect(g.call(() => Promise.reject(new Error('no')))).rejects.toThrow('no');
+    expect(running).toBe(0);
+    expect(() =>
+      g.call(() => {
+        throw new Error('sync');
+      }),
+    ).toThrow('sync');
+    expect(running).toBe(0);
   });
 });
 

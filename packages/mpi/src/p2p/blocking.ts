@@ -13,6 +13,7 @@ import {
   type TypedMessage,
 } from '../datatype/typed-message';
 import { ErrorClass, MpiError } from '../errors';
+import { COMPLETED } from '../gate';
 import { nextTurn } from '../progress/fast-yield';
 import type { RpiRequest } from '../rpi/request';
 import { ReqFlag, ReqMark, ReqState, ReqType } from '../rpi/request';
@@ -38,8 +39,6 @@ const NO_BYTES = new Uint8Array(0);
  * entry gate; errors go through the communicator's error handler.
  */
 
-const RESOLVED: Promise<void> = Promise.resolve();
-
 function fail<T>(comm: Communicator, error: unknown, call: string): Promise<T> {
   return Promise.reject(comm.raiseSync(error, call));
 }
@@ -64,7 +63,7 @@ function sendNow(
 ): Promise<void> {
   const bad = checkDest(comm, dest) ?? checkTag(comm, tag, false);
   if (bad) return fail(comm, bad, mode);
-  if (dest === PROC_NULL) return RESOLVED;
+  if (dest === PROC_NULL) return COMPLETED;
   let bytes: Uint8Array;
   let kind: number;
   let packed: ReturnType<typeof packMessage> | null = null;
@@ -101,7 +100,7 @@ function sendNow(
     } finally {
       if (packed) releasePacked(packed); // copied into the attached buffer
     }
-    return comm.host.engine.fastYield.completedAtOnce() ? nextTurn() : RESOLVED;
+    return comm.host.engine.fastYield.completedAtOnce() ? nextTurn() : COMPLETED;
   }
   const engine = comm.host.engine;
   const req = engine.acquire();
@@ -110,7 +109,7 @@ function sendNow(
   if (mode !== 'ssend' && engine.tryFastSend(req)) {
     engine.release(req);
     if (packed) releasePacked(packed);
-    return engine.fastYield.completedAtOnce() ? nextTurn() : RESOLVED;
+    return engine.fastYield.completedAtOnce() ? nextTurn() : COMPLETED;
   }
   return runBlocking(comm, req).then((r) => {
     const err = finishBlocking(comm, r);
