@@ -5,8 +5,9 @@
 //
 //   pingpong-mpi.mjs <reps> <size>:<iters>...
 //
-// Rank 0 prints one line per size, PINGPONG {"size":S,"iters":I,"oneWayNs":[...]}: one sample per
-// repetition (round trip / 2), after an unrecorded warm-up pass of a quarter of the iterations.
+// Rank 0 prints one line per size, PINGPONG {"size":S,"iters":I,"oneWayNs":[...],"cpuNs":[...]}: one
+// sample per repetition (round trip / 2; cpuNs: the CPU time of both ranks per round trip), after
+// an unrecorded warm-up pass of a quarter of the iterations.
 // Before the first size, 4000 unrecorded round trips of 8 bytes warm up the process (the JIT).
 //
 //   pingpong-mpi.mjs paired <blocks> <block-iters> <size>...
@@ -93,16 +94,40 @@ async function rpiRounds(size, n) {
   return 0;
 }
 
+/**
+ * The CPU time (user + system) both ranks spent on a pass, per round trip in ns: rank 1 sends its
+ * own to rank 0 after the pass (not timed). Unlike the wall time it hardly moves with other load
+ * on the machine, so it resolves what a module adds per message (while the ranks sleep between
+ * messages; a polling rank's CPU time is its wall time).
+ */
+async function cpuPerRoundTrip(cpuUs, n) {
+  const mine = new Float64Array([cpuUs.user + cpuUs.system]);
+  if (rank === 1) {
+    await world.send(mine, 0, 3);
+    return 0;
+  }
+  const theirs = new Float64Array(1);
+  await world.recv(theirs, 1, 3);
+  return ((mine[0] + theirs[0]) * 1000) / n;
+}
+
 async function timedPasses() {
   await rpiRounds(Math.min(8, maxSize), 4000);
   const nreps = Number(args[0]);
   for (const { size, iters } of plan) {
     const oneWayNs = [];
+    const cpuNs = [];
     for (let r = 0; r <= nreps; r++) {
-      const ns = await rpiRounds(size, r === 0 ? Math.ceil(iters / 4) : iters); // r = 0: warm-up
-      if (r > 0) oneWayNs.push(ns);
+      const n = r === 0 ? Math.ceil(iters / 4) : iters; // r = 0: warm-up
+      const cpu0 = process.cpuUsage();
+      const ns = await rpiRounds(size, n);
+      const cpu = await cpuPerRoundTrip(process.cpuUsage(cpu0), n);
+      if (r > 0) {
+        oneWayNs.push(ns);
+        cpuNs.push(cpu);
+      }
     }
-    if (rank === 0) console.log(`PINGPONG ${JSON.stringify({ size, iters, oneWayNs })}`);
+    if (rank === 0) console.log(`PINGPONG ${JSON.stringify({ size, iters, oneWayNs, cpuNs })}`);
   }
 }
 

@@ -143,6 +143,13 @@ describe('pingpong benchmark: plan, driver output, tables, targets', () => {
     ).toEqual({ size: 0, iters: 2, oneWayNs: [1.5] });
     expect(parseDriverLine('[vm:123] WARNING: no openib device')).toBeUndefined();
     expect(parseDriverLine('')).toBeUndefined();
+    expect(
+      parseDriverLine('PINGPONG {"size":8,"iters":9,"oneWayNs":[3000,4000],"cpuNs":[5200,0]}'),
+    ).toEqual({ size: 8, iters: 9, oneWayNs: [3000, 4000], cpuNs: [5200, 0] });
+    for (const cpuNs of ['[5200]', '[-1,2]', '[1,null]', '"5200"'])
+      expect(() =>
+        parseDriverLine(`PINGPONG {"size":8,"iters":9,"oneWayNs":[3000,4000],"cpuNs":${cpuNs}}`),
+      ).toThrow(/malformed/);
     expect(() => parseDriverLine('PINGPONG {"size":8,')).toThrow(/malformed/);
     expect(() => parseDriverLine('PINGPONG {"size":8,"iters":1,"oneWayNs":[]}')).toThrow(
       /malformed/,
@@ -437,4 +444,22 @@ describe('pingpong benchmark: the paired mode of the MPI driver', () => {
     },
     90_000,
   );
+});
+
+describe('pingpong benchmark: the timed passes of the MPI driver', () => {
+  afterEach(() => killChildren());
+
+  it('reports, per repetition, the one-way time and both ranks CPU time per round trip', async () => {
+    const points = [
+      { size: 0, iters: 50, latency: true, bandwidth: false },
+      { size: 100000, iters: 5, latency: false, bandwidth: true },
+    ];
+    const { run } = await ssiRunner(benchRoot(), 'pingpong-mpi.mjs', { rpi: 'tcp' }, {});
+    const got = parseDriverOutput(await run(2, driverArgs(2, points), 60_000), points, 2);
+    for (const s of got) {
+      expect(s.cpuNs).toHaveLength(2);
+      // Each round trip costs both ranks at least a send and a receive of CPU time.
+      for (const ns of s.cpuNs!) expect(ns).toBeGreaterThan(0);
+    }
+  }, 90_000);
 });

@@ -346,12 +346,15 @@ export interface DriverSample {
   size: number;
   iters: number;
   oneWayNs: number[];
+  /** CPU time (user + system) of both ranks per round trip, ns, per repetition (MPI drivers). */
+  cpuNs?: number[];
 }
 
 const PREFIX = 'PINGPONG ';
 
 /**
- * Parses one line a driver prints (`PINGPONG {"size":S,"iters":I,"oneWayNs":[...]}`); any other
+ * Parses one line a driver prints (`PINGPONG {"size":S,"iters":I,"oneWayNs":[...]}`, the MPI
+ * drivers also `"cpuNs":[...]`, one per sample); any other
  * line (a warning of mpirun, say) gives undefined. A PINGPONG line that is not well formed throws.
  */
 export function parseDriverLine(line: string): DriverSample | undefined {
@@ -362,9 +365,15 @@ export function parseDriverLine(line: string): DriverSample | undefined {
     o.size! >= 0 &&
     Number.isInteger(o.iters) &&
     o.iters! > 0 &&
-    positiveNumbers(o.oneWayNs);
+    positiveNumbers(o.oneWayNs) &&
+    (o.cpuNs === undefined ||
+      (Array.isArray(o.cpuNs) &&
+        o.cpuNs.length === o.oneWayNs!.length &&
+        o.cpuNs.every((x) => typeof x === 'number' && Number.isFinite(x) && x >= 0)));
   if (!ok) throw new Error(`malformed driver line: ${line.trim()}`);
-  return { size: o.size!, iters: o.iters!, oneWayNs: o.oneWayNs! };
+  const sample: DriverSample = { size: o.size!, iters: o.iters!, oneWayNs: o.oneWayNs! };
+  if (o.cpuNs !== undefined) sample.cpuNs = o.cpuNs;
+  return sample;
 }
 
 /**
