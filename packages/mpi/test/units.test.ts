@@ -3,7 +3,7 @@ import { BsendBuffer } from '../src/bsend';
 import { BSEND_OVERHEAD, UNDEFINED } from '../src/constants';
 import { bytesOf, DataKind, decodeValue, encodeValue, kindOf } from '../src/data';
 import { ErrorClass, MpiError } from '../src/errors';
-import { COMPLETED, EntryGate } from '../src/gate';
+import { EntryGate } from '../src/gate';
 import { compareGps, Proc, sortProcs } from '../src/proc';
 import { EnvFlag, readEnvelope, writeEnvelope } from '../src/rpi/envelope';
 import { Status } from '../src/status';
@@ -156,26 +156,39 @@ describe('EntryGate', () => {
     await expect(bad).rejects.toThrow('boom');
   });
 
-  it('counts a call as running until its promise settles, and a completed one at once', async () => {
+  it('counts a call as running until its promise settles, or until it reports its return', async () => {
     const g = new EntryGate();
     let running = 0;
     g.calls = { callEntered: () => running++, callReturned: () => running-- };
     let finish!: () => void;
     const pending = g.call(() => new Promise<void>((r) => (finish = r)));
     expect(running).toBe(1);
-    const done = g.call(() => COMPLETED);
-    expect(running).toBe(1); // the completed call returned at once; the pending one runs
-    await done;
+    const reported = g.callReporting((returned) => {
+      returned(); // finished before returning
+      return Promise.resolve(3);
+    });
+    expect(running).toBe(1); // counted as returned at once; the pending one runs
+    expect(await reported).toBe(3);
     finish();
     await pending;
     expect(running).toBe(0); // dropped before the caller continued
     await expect(g.call(() => Promise.reject(new Error('no')))).rejects.toThrow('no');
     expect(running).toBe(0);
-    expect(() =>
-      g.call(() => {
-        throw new Error('sync');
-      }),
-    ).toThrow('sync');
+    for (const shape of ['call', 'callReporting'] as const)
+      expect(() =>
+        g[shape](() => {
+          throw new Error('sync');
+        }),
+      ).toThrow('sync');
+    expect(running).toBe(0);
+    g.close();
+    const held = g.callReporting(async (returned) => {
+      returned();
+      return 'ran';
+    });
+    expect(running).toBe(0); // not entered while the gate is closed
+    g.reopen();
+    expect(await held).toBe('ran');
     expect(running).toBe(0);
   });
 });
