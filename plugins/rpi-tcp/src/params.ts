@@ -62,6 +62,11 @@ export const params = {
     default: false,
     help: 'Connect to a peer on the first message to it (addresses are exchanged at MPI.init); 0 (the default until start-up is measured, issue 21): connect every pair during MPI.init (the full mesh)',
   },
+  unix: {
+    type: 'boolean',
+    default: true,
+    help: 'Connect to peers on the same node over a Unix-domain socket (Linux abstract names; falls back to TCP if that dial fails); 0: TCP for every peer',
+  },
   gather: {
     type: 'boolean',
     default: true,

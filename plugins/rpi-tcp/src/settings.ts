@@ -31,6 +31,7 @@ export async function tcpSettings(registry: ParamRegistry): Promise<TcpSettings>
     address: String(p('address')),
     connectTimeout: Math.max(1, Number(p('connect_timeout'))),
     lazy: Boolean(p('lazy')),
+    unix: Boolean(p('unix')),
     // Payloads up to the copy limit go next to their envelope in one copied write: never gathered.
     gather: p('gather')
       ? {
