@@ -40,6 +40,8 @@ const BODY_TAIL = 64;
 
 /** How body bytes reached their destination (for tests, tuning and `rpi_verbose`). */
 export interface ReadStats {
+  /** Socket reads handled (each one a turn of the event loop's poll phase for this socket). */
+  reads: number;
   /** Read by the kernel straight into a receive buffer (or an unexpected message's memory). */
   direct: number;
   /** Copied from the read buffer into a posted receive's buffer. */
@@ -387,6 +389,7 @@ export class Connection {
   }
 
   private onRead(nread: number, buf: Buffer): void {
+    this.owner.stats.reads++;
     this.lastReadFilled = !this.directRead && nread === buf.length;
     this.bytesIn += nread;
     this.handleRead(nread, buf);

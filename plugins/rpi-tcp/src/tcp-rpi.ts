@@ -77,6 +77,7 @@ export class TcpRpi implements TcpTransport, ConnectionOwner {
   readonly stagingSmall: Buffer;
   readonly directMin: number;
   readonly stats: ReadStats = {
+    reads: 0,
     direct: 0,
     copiedPosted: 0,
     copiedUnexpected: 0,
@@ -1008,7 +1009,8 @@ export class TcpRpi implements TcpTransport, ConnectionOwner {
         `${s.copiedPosted}, into unexpected messages ${s.copiedUnexpected}; long messages sent on a ` +
         `credit ${this.creditedSends}, on a crossing credit ${this.crossedSends}, after a clear to send ` +
         `${this.askedSends}; sends gathered ${this.gatheredSends} from ${this.gatheredRanges} ranges; ` +
-        `receives scattered ${s.scatteredRecvs} (bytes copied in chunks ${s.scatteredBytes})`,
+        `receives scattered ${s.scatteredRecvs} (bytes copied in chunks ${s.scatteredBytes}); ` +
+        `socket reads ${s.reads}`,
     );
     await Promise.all([...this.conns.values()].map((c) => c.close()));
     this.conns.clear();
