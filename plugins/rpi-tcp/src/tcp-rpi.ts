@@ -48,6 +48,12 @@ export interface TcpSettings {
   lazy: boolean;
   /** Connect to peers on this node over a Unix-domain socket (`rpi_tcp_unix`; Linux only). */
   unix: boolean;
+  /** What `tuneUnixSocket` asks for (`rpi_tcp_unix_sndbuf`). */
+  unixBuffers: KernelBuffers;
+  /** Sets the buffers of Unix-socket connections; null: `tuneSocket` or the kernel's. */
+  tuneUnixSocket: SocketTuner | null;
+  /** Why `tuneUnixSocket` is null (verbose output). */
+  unixUntuned: string;
   /** Non-contiguous sends written from their ranges (`RpiActions.gather`); null: packed. */
   gather: RpiGather | null;
   /** Non-contiguous receives read into their layout (`RpiActions.scatter`); null: staged. */
@@ -363,19 +369,33 @@ export class TcpRpi implements TcpTransport, ConnectionOwner {
     }
   }
 
-  /** Sets the socket's kernel buffers (rpi_tcp_sndbuf / rpi_tcp_rcvbuf), if asked to. */
+  /**
+   * Sets the socket's kernel buffers: rpi_tcp_sndbuf / rpi_tcp_rcvbuf if asked to, else
+   * rpi_tcp_unix_sndbuf for a Unix-socket connection.
+   */
   private tuneSocket(conn: Connection): void {
-    const tune = this.settings.tuneSocket;
-    if (tune === null) return;
+    const unix = conn.via === 'unix' && this.settings.tuneUnixSocket !== null;
+    const tune = unix ? this.settings.tuneUnixSocket : this.settings.tuneSocket;
     const peer = conn.proc!.describe();
+    if (tune === null) {
+      if (conn.via === 'unix' && this.settings.unixUntuned !== '')
+        this.host.verbose(
+          10,
+          `tcp: socket to ${peer}: kernel's buffers (${this.settings.unixUntuned})`,
+        );
+      return;
+    }
     try {
       const got = tune(conn.socket);
       this.host.verbose(
         10,
         `tcp: socket to ${peer}: kernel buffers send ${got.sndbuf}, receive ${got.rcvbuf} bytes`,
       );
-      const cut = cappedBuffers(this.settings.socketBuffers, got);
-      if (cut !== null && !this.warnedCapped) {
+      const asked = unix ? this.settings.unixBuffers : this.settings.socketBuffers;
+      const cut = cappedBuffers(asked, got);
+      // rpi_tcp_unix_sndbuf is a default, cut on most machines (wmem_max): said, not warned.
+      if (cut !== null && unix) this.host.verbose(10, cut);
+      else if (cut !== null && !this.warnedCapped) {
         this.warnedCapped = true;
         process.emitWarning(cut, 'SsiWarning');
       }

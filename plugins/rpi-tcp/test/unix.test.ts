@@ -7,6 +7,7 @@ import {
   killAllJobs,
   launchJob,
 } from '@ssi/mpi/testing';
+import { sockoptAvailable } from '@ssi/sockopt';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Connection, type ConnectionOwner } from '../src/connection';
 import { dialsUnix, unixName } from '../src/unix-path';
@@ -61,6 +62,13 @@ describe.runIf(onLinux)('tcp rpi over Unix sockets (rpi_tcp_unix)', () => {
     });
     expect(r.ok, explain(r)).toBe(true);
     expect(families(r.output)).toEqual(allPairs(4, () => 'unix'));
+    // rpi_tcp_unix_sndbuf (1 MiB by default) sizes every Unix socket where the addon can
+    const tuned = r.output.match(/kernel buffers send (\d+), receive \d+ bytes/g) ?? [];
+    if (sockoptAvailable().ok) {
+      expect(tuned).toHaveLength(12); // 6 pairs, both ends
+      // Linux reports twice the request, capped at twice net.core.wmem_max
+      for (const line of tuned) expect(Number(/send (\d+)/.exec(line)![1])).toBeGreaterThan(212992);
+    } else expect(r.output).toContain("kernel's buffers (");
   });
 
   it('connections on first use (rpi_tcp_lazy 1) go over Unix sockets too, and pass', async () => {
@@ -106,6 +114,7 @@ describe.runIf(onLinux)('tcp rpi over Unix sockets (rpi_tcp_unix)', () => {
     expect(r.ok, explain(r)).toBe(true);
     expect(families(r.output)).toEqual(allPairs(3, () => 'tcp'));
     expect(r.output).not.toContain('ssi-rpi-tcp-');
+    expect(r.output).not.toContain('kernel buffers send'); // TCP sockets keep the autotuning
   });
 });
 
