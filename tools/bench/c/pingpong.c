@@ -8,7 +8,7 @@
  * Rank 0 does MPI_Send then MPI_Recv into a preallocated buffer, rank 1 echoes. Rank 0 prints one
  * line per size, PINGPONG {"size":S,"iters":I,"oneWayNs":[...]}: one sample per repetition
  * (round trip / 2), after an unrecorded warm-up pass of a quarter of the iterations. Before the
- * first size, 20000 unrecorded round trips of 8 bytes warm up the connection, as in the Node drivers.
+ * first size, 4000 unrecorded round trips of 8 bytes warm up the connection, as in the Node drivers.
  *
  * SSI_BENCH_PREPOST=1: each receive is posted (MPI_Irecv) before the send it answers, as in
  * programs/pingpong-mpi.mjs.
@@ -84,7 +84,7 @@ int main(int argc, char **argv) {
   memset(rbuf, 0, (size_t)max);
   int peer = 1 - rank;
   int warm = max < 8 ? (int)max : 8;
-  for (int i = 0; i < 20000; i++) {
+  for (int i = 0; i < 4000; i++) {
     if (rank == 0) {
       MPI_Send(sbuf, warm, MPI_BYTE, peer, 0, MPI_COMM_WORLD);
       MPI_Recv(rbuf, warm, MPI_BYTE, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);

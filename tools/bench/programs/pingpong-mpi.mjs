@@ -7,12 +7,12 @@
 //
 // Rank 0 prints one line per size, PINGPONG {"size":S,"iters":I,"oneWayNs":[...]}: one sample per
 // repetition (round trip / 2), after an unrecorded warm-up pass of a quarter of the iterations.
-// Before the first size, 20000 unrecorded round trips of 8 bytes warm up the process (the JIT).
+// Before the first size, 4000 unrecorded round trips of 8 bytes warm up the process (the JIT).
 //
 //   pingpong-mpi.mjs paired <blocks> <block-iters> <size>...
 //
 // The paired mode: the two ranks also open the raw socket baseline (framed.mjs, the code of
-// pingpong-raw.mjs) between themselves, warm up both (20000 round trips of 8 bytes each), then per
+// pingpong-raw.mjs) between themselves, warm up both (4000 round trips of 8 bytes each), then per
 // size alternate blocks of <block-iters> round trips over the tcp rpi and over the raw socket,
 // rpi first in even blocks and raw first in odd ones. Rank 0 prints one line per size,
 // PAIRED {"size":S,"blockIters":K,"rpiNs":[...],"rawNs":[...]}: one-way ns of each block, the
@@ -36,12 +36,8 @@ const plan = paired
       return { size, iters };
     });
 const maxSize = Math.max(1, ...plan.map((p) => p.size));
-/**
- * Round trips of 8 B before the first size: with 4000, whichever size came first ran 1.3-1.7x
- * slower than later passes of the same size in the same process (0 and 8 B looked costlier than
- * 1 KiB, issue 18); 20000 settle it.
- */
-const WARMUP = 20000;
+/** Round trips of 8 B before the first size (the JIT of a fresh process). */
+const WARMUP = 4000;
 
 // Pinned before MPI.init when the launcher says the rank (SSI_RANK): MPI.init sees the binding
 // (its progress engine polls a bound rank on a busy machine, and would otherwise notice only at

@@ -60,7 +60,7 @@ same run by the same loop (send, then receive into a preallocated buffer; the pe
           alternate blocks of round trips over the tcp rpi and over the raw socket; the ratio is
           the median over block pairs (what the targets are checked on at those sizes)
 One-way time = round trip / 2; bandwidth = size / one-way time. Repetitions are interleaved:
-round r runs every column once (20000 round trips of 8 bytes to warm up the processes, then per
+round r runs every column once (4000 round trips of 8 bytes to warm up the processes, then per
 size a warm-up pass of a quarter of the iterations and a timed pass). In every column
 process 0 runs on the first CPU of --cpus and process 1 on the second (taskset / sched_setaffinity).
 
@@ -878,7 +878,7 @@ export const pingpongCommand: BenchCommand = {
           blockIters: plan.blockIters,
           interleaved: 'round r runs every column once; order rotated each round',
           warmup:
-            'every round: 20000 round trips of 8 B first, then per size an unrecorded pass of iters/4 round trips before the timed one',
+            'every round: 4000 round trips of 8 B first, then per size an unrecorded pass of iters/4 round trips before the timed one',
         },
         drivers: info,
         source: sourceState(root, [
