@@ -12,7 +12,7 @@ import { UnexpectedMessage } from './matching/unexpected';
 import type { Proc } from './proc';
 import { ProcMode } from './proc';
 import { FastYield } from './progress/fast-yield';
-import { choosePolling, machineNow, nodeCores, type PollChoice } from './progress/poll-policy';
+import { choosePolling, cpuPool, machineNow, type PollChoice } from './progress/poll-policy';
 import { WaitPoller } from './progress/wait-poller';
 import { ReqFlag, ReqState, ReqType, RpiRequest } from './rpi/request';
 import type { RpiActions, RpiHost, RpiModule, RpiRuntime } from './rpi/types';
@@ -78,7 +78,7 @@ export class Engine implements RpiHost {
       explicit: params.lookup('mpi_base_poll_us').source !== 'default',
       oversubscribedUs: params.get<number>('mpi_base_poll_oversubscribed_us'),
       nodeRanks: procs.filter((p) => p.gps.node === node).length,
-      cores: nodeCores(),
+      cores: cpuPool(),
     };
     this.pollChoice = choosePolling({ ...inputs, ...machineNow() });
     this.poller = new WaitPoller(this.pollChoice.budgetUs, () => {

@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
 import { FastYield } from '../src/progress/fast-yield';
-import { choosePolling } from '../src/progress/poll-policy';
+import { choosePolling, cpuPool } from '../src/progress/poll-policy';
 import { RECHECK_MS, WaitPoller } from '../src/progress/wait-poller';
 
 /** The progress engine's parts in one process (issue 18); the real-process tests are tcp's. */
@@ -53,6 +53,14 @@ describe('choosePolling', () => {
 
   it('treats a negative window as 0 (never polls)', () => {
     expect(choosePolling({ ...base, requestedUs: -5, explicit: true }).budgetUs).toBe(0);
+  });
+});
+
+describe('cpuPool', () => {
+  it("is the CPUs this process may use, or the node's when it is bound to one", () => {
+    expect(cpuPool(2, () => 64)).toBe(2); // a cpuset of 2 on a 64-core node
+    expect(cpuPool(1, () => 2)).toBe(2); // bound to one CPU: the node's cores
+    expect(cpuPool(1, () => 0)).toBe(1);
   });
 });
 

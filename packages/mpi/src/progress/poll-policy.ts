@@ -10,7 +10,7 @@ export interface PollInputs {
   oversubscribedUs: number;
   /** Ranks of the job on this node. */
   nodeRanks: number;
-  /** The node's cores (`os.cpus().length`). */
+  /** The cores the job's ranks on this node share (`cpuPool`). */
   cores: number;
   /** The machine's 1-minute load average now. */
   load: number;
@@ -78,9 +78,17 @@ export function choosePolling(i: PollInputs): PollChoice {
   };
 }
 
-/** The node's cores (read once: `os.cpus()` reads /proc). */
-export function nodeCores(): number {
-  return cpus().length || 1;
+/**
+ * The cores the job's ranks on this node share, for the oversubscription check: the CPUs this
+ * process may use (its affinity: a cpuset of Slurm or a container counts, not the machine's
+ * CPUs), unless it is bound to one CPU — then whoever bound it placed the ranks, and the node's
+ * cores are the pool (a rank bound before MPI.init would otherwise count as oversubscribed).
+ */
+export function cpuPool(
+  allowedCpus: number = availableParallelism(),
+  nodeCpus: () => number = () => cpus().length || 1,
+): number {
+  return allowedCpus > 1 ? allowedCpus : Math.max(1, nodeCpus());
 }
 
 /** The inputs that change while a job runs, read now (two cheap system calls). */
