@@ -12,7 +12,8 @@ import { UnexpectedMessage } from './matching/unexpected';
 import type { Proc } from './proc';
 import { ProcMode } from './proc';
 import { FastYield } from './progress/fast-yield';
-import { choosePolling, type PollChoice, WaitPoller } from './progress/wait-poller';
+import { choosePolling, cpuPool, machineNow, type PollChoice } from './progress/poll-policy';
+import { WaitPoller } from './progress/wait-poller';
 import { ReqFlag, ReqState, ReqType, RpiRequest } from './rpi/request';
 import type { RpiActions, RpiHost, RpiModule, RpiRuntime } from './rpi/types';
 
@@ -58,8 +59,8 @@ export class Engine implements RpiHost {
   onPeerFailed: (proc: Proc, error: MpiError) => void = () => {};
   /** Polls the event loop while an MPI call waits (mpi_base_poll_us; issue 18). */
   readonly poller: WaitPoller;
-  /** What was chosen for polling here, and why (verbose output). */
-  readonly pollChoice: PollChoice;
+  /** What was chosen for polling here, and why (verbose output); re-chosen now and then. */
+  pollChoice: PollChoice;
   /** Yields to the event loop in a run of calls that complete at once (mpi_base_yield_every). */
   readonly fastYield: FastYield;
 
@@ -72,13 +73,20 @@ export class Engine implements RpiHost {
   ) {
     this.self = new SelfChannel(this.matcher, myProc, (r) => this.complete(r), SELF_EAGER_LIMIT);
     const node = myProc.gps.node;
-    this.pollChoice = choosePolling(
-      params.get<number>('mpi_base_poll_us'),
-      params.lookup('mpi_base_poll_us').source !== 'default',
-      params.get<number>('mpi_base_poll_oversubscribed_us'),
-      procs.filter((p) => p.gps.node === node).length,
-    );
-    this.poller = new WaitPoller(this.pollChoice.budgetUs);
+    const inputs = {
+      requestedUs: params.get<number>('mpi_base_poll_us'),
+      explicit: params.lookup('mpi_base_poll_us').source !== 'default',
+      oversubscribedUs: params.get<number>('mpi_base_poll_oversubscribed_us'),
+      nodeRanks: procs.filter((p) => p.gps.node === node).length,
+      cores: cpuPool(),
+    };
+    this.pollChoice = choosePolling({ ...inputs, ...machineNow() });
+    this.poller = new WaitPoller(this.pollChoice.budgetUs, () => {
+      const c = choosePolling({ ...inputs, ...machineNow() });
+      if (c.budgetUs !== this.pollChoice.budgetUs) this.verbose(1, c.reason);
+      this.pollChoice = c;
+      return c.budgetUs;
+    });
     this.fastYield = new FastYield(params.get<number>('mpi_base_yield_every'));
   }
 

@@ -22,7 +22,7 @@
 //
 // @ssi/mpi is imported from SSI_BENCH_MPI_URL when set (the benchmark sets it: tools/bench does
 // not depend on @ssi/mpi), else as the bare package name. SSI_BENCH_CPUS="A,B": rank 0 pins itself
-// to CPU A, rank 1 to CPU B (taskset, every thread), right after MPI.init. SSI_BENCH_PREPOST=1:
+// to CPU A, rank 1 to CPU B (taskset, every thread), before MPI.init (by SSI_RANK) or right after. SSI_BENCH_PREPOST=1:
 // receives are posted before the sends they answer (see rpiRounds).
 import { connectPing, listenEcho, pin } from './framed.mjs';
 
@@ -37,12 +37,19 @@ const plan = paired
       return { size, iters };
     });
 const maxSize = Math.max(1, ...plan.map((p) => p.size));
+/** Round trips of 8 B before the first size (the JIT of a fresh process). */
+const WARMUP = 4000;
 
+// Pinned before MPI.init when the launcher says the rank (SSI_RANK): MPI.init sees the binding
+// (its progress engine polls a bound rank on a busy machine, and would otherwise notice only at
+// its next check, a second later, in the middle of the first sizes).
+const earlyRank = process.env.SSI_RANK;
+if (earlyRank !== undefined) pin(Number(earlyRank));
 const mpi = await MPI.init();
 const world = mpi.COMM_WORLD;
 if (world.size !== 2) throw new Error(`pingpong needs exactly 2 ranks, got ${world.size}`);
 const rank = world.rank;
-pin(rank);
+if (earlyRank === undefined) pin(rank);
 const peer = 1 - rank;
 const sbuf = new Uint8Array(maxSize);
 const rbuf = new Uint8Array(maxSize);
@@ -112,7 +119,7 @@ async function cpuPerRoundTrip(cpuUs, n) {
 }
 
 async function timedPasses() {
-  await rpiRounds(Math.min(8, maxSize), 4000);
+  await rpiRounds(Math.min(8, maxSize), WARMUP);
   const nreps = Number(args[0]);
   for (const { size, iters } of plan) {
     const oneWayNs = [];
@@ -161,8 +168,8 @@ async function pairedBlocks() {
     await world.send(token, 1, 2);
     return ns;
   };
-  await rpiRounds(Math.min(8, maxSize), 4000);
-  await rawRounds(Math.min(8, maxSize), 4000);
+  await rpiRounds(Math.min(8, maxSize), WARMUP);
+  await rawRounds(Math.min(8, maxSize), WARMUP);
   for (const { size, iters } of plan) {
     const rpiNs = [];
     const rawNs = [];

@@ -32,7 +32,16 @@ describe('pingpong benchmark: plan, driver output, tables, targets', () => {
   it('options: defaults, the union of both size lists measured once, --only, typos refused', () => {
     const p = planPingPong([], [0, 1]);
     expect(p.reps).toBe(5);
-    expect(p.columns).toEqual(['tcp', 'nopoll', 'raw', 'raw-unix', 'ompi', 'paired']);
+    expect(p.columns).toEqual([
+      'tcp',
+      'nopoll',
+      'inet',
+      'noyield',
+      'raw',
+      'raw-unix',
+      'ompi',
+      'paired',
+    ]);
     expect([p.blocks, p.blockIters]).toEqual([10, 200]);
     expect(p.latSizes).toEqual([0, 8, 64, KiB]);
     expect(p.pairedSizes).toEqual([0, 8, 64, KiB, 256 * KiB]);
@@ -64,6 +73,8 @@ describe('pingpong benchmark: plan, driver output, tables, targets', () => {
     expect(planPingPong(['--rpi', 'crtcp,tcp'], [0, 1]).columns).toEqual([
       'tcp',
       'nopoll',
+      'inet',
+      'noyield',
       'crtcp',
       'raw',
       'raw-unix',
@@ -201,6 +212,8 @@ describe('pingpong benchmark: plan, driver output, tables, targets', () => {
     expect(planPingPong([], [0, 1]).columns).toEqual([
       'tcp',
       'nopoll',
+      'inet',
+      'noyield',
       'raw',
       'raw-unix',
       'ompi',
