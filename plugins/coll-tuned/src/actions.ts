@@ -1,11 +1,18 @@
 import type { CollActions, CollComm, NumericArray, ReduceOp } from '@ssi/mpi';
-import { allgatherRecursiveDoubling, allgatherRing } from './allgather';
+import { allgatherBruck, allgatherRecursiveDoubling, allgatherRing } from './allgather';
 import { allreduceRabenseifner, allreduceRecursiveDoubling, allreduceRing } from './allreduce';
-import { alltoallLinear, alltoallPairwise } from './alltoall';
+import { alltoallBruck, alltoallLinear, alltoallPairwise } from './alltoall';
 import { barrierDissemination, barrierRecursiveDoubling } from './barrier';
 import { bcastBinomial, bcastScatterAllgather, makeBcastChain } from './bcast';
 import type { Decisions } from './decisions';
 import { reduceBinomial, reduceRing } from './reduce';
+import {
+  type ReduceScatter,
+  reduceScatterRecursiveDoubling,
+  reduceScatterRecursiveHalving,
+  reduceScatterRing,
+} from './reduce-scatter';
+import { exscanRecursiveDoubling, scanRecursiveDoubling } from './scan';
 import { splitUnit } from './split';
 import { isPowerOfTwo } from './virtual';
 
@@ -74,20 +81,18 @@ function chooseReduce(size: number, d: Decisions): Reduce {
 }
 
 function chooseAllgather(size: number, d: Decisions): Allgather {
-  // Recursive doubling needs a power of two; on other sizes the ring serves every request.
-  if (!isPowerOfTwo(size)) return allgatherRing;
+  // Recursive doubling needs a power of two; Bruck takes its place (log2 n rounds) elsewhere.
+  const small = isPowerOfTwo(size) ? allgatherRecursiveDoubling : allgatherBruck;
   switch (d.algorithm.allgather) {
     case 'recursive_doubling':
-      return allgatherRecursiveDoubling;
+      return small;
+    case 'bruck':
+      return allgatherBruck;
     case 'ring':
       return allgatherRing;
     default:
       return (comm, send, recv) =>
-        (recv.length < d.allgatherLarge ? allgatherRecursiveDoubling : allgatherRing)(
-          comm,
-          send,
-          recv,
-        );
+        (recv.length < d.allgatherLarge ? small : allgatherRing)(comm, send, recv);
   }
 }
 
@@ -97,21 +102,61 @@ function chooseAlltoall(size: number, d: Decisions): Alltoall {
       return alltoallLinear;
     case 'pairwise':
       return alltoallPairwise;
+    case 'bruck':
+      return alltoallBruck;
     default:
-      return (comm: CollComm, send, recv) =>
-        (recv.length / size < d.alltoallLarge ? alltoallLinear : alltoallPairwise)(
-          comm,
-          send,
-          recv,
-        );
+      return (comm: CollComm, send, recv) => {
+        const block = recv.length / size;
+        // On 2 processes Bruck is the one message linear sends, plus copies.
+        if (block < d.alltoallSmall && size > 2) return alltoallBruck(comm, send, recv);
+        return (block < d.alltoallLarge ? alltoallLinear : alltoallPairwise)(comm, send, recv);
+      };
   }
+}
+
+type ReduceScatterKind = 'recursive_halving' | 'ring' | 'recursive_doubling';
+
+/**
+ * Which reduce-scatter runs. Recursive halving and the ring cut the vector (at the callers'
+ * block boundaries) and reorder operands: commutative built-in operators only, with every block
+ * in whole units of the operator (`split.ts`). Anything else gets recursive doubling, which
+ * keeps vectors whole and operands in rank order.
+ */
+function reduceScatterKind(
+  size: number,
+  d: Decisions,
+  op: ReduceOp,
+  counts: readonly number[],
+  bytes: number,
+): ReduceScatterKind {
+  const unit = splitUnit(op);
+  const cuttable = unit > 0 && op.commutative && counts.every((n) => n % unit === 0);
+  const asked = d.algorithm.reduce_scatter;
+  if (!cuttable || asked === 'recursive_doubling') return 'recursive_doubling';
+  if (asked !== 'auto') return asked;
+  return bytes >= d.reduceScatterLarge && !isPowerOfTwo(size) ? 'ring' : 'recursive_halving';
+}
+
+const REDUCE_SCATTER: Record<ReduceScatterKind, ReduceScatter> = {
+  recursive_halving: reduceScatterRecursiveHalving,
+  ring: reduceScatterRing,
+  recursive_doubling: reduceScatterRecursiveDoubling,
+};
+
+function chooseReduceScatter(size: number, d: Decisions): ReduceScatter {
+  return (comm, send, recv, counts, op) => {
+    const operand = send ?? recv;
+    const bytes = counts.reduce((a, b) => a + b, 0) * operand.BYTES_PER_ELEMENT;
+    const kind = reduceScatterKind(size, d, op, counts, bytes);
+    return REDUCE_SCATTER[kind](comm, send, recv, counts, op);
+  };
 }
 
 /**
  * The collectives tuned provides for a communicator of `size` processes. Forced algorithms are
  * fixed here; `auto` chooses per call by the buffer's size. Everything else (gather, scatter,
- * the v- and w-variants, reduce-scatter, scans, intercommunicators) falls back to lam_basic
- * through the framework.
+ * the v- and w-variants, intercommunicators, and scan/exscan when `scan_algorithm` is `linear`)
+ * falls back to lam_basic through the framework.
  */
 export function actionsFor(size: number, d: Decisions): CollActions {
   return {
@@ -124,6 +169,11 @@ export function actionsFor(size: number, d: Decisions): CollActions {
     allreduce: chooseAllreduce(size, d),
     allgather: chooseAllgather(size, d),
     alltoall: chooseAlltoall(size, d),
+    reduceScatter: chooseReduceScatter(size, d),
+    // `linear`: leave both out, so lam_basic's chain serves them.
+    ...(d.algorithm.scan === 'linear'
+      ? {}
+      : { scan: scanRecursiveDoubling, exscan: exscanRecursiveDoubling }),
     // Layered on point-to-point, tuned keeps no messages of its own between calls: the rpi
     // drains the network at a checkpoint, so no phase has anything to do (App. D.2.4).
     interrupt() {},

@@ -6,8 +6,10 @@ export const ALGORITHM_CHOICES = {
   barrier: ['auto', 'dissemination', 'recursive_doubling'],
   bcast: ['auto', 'binomial', 'scatter_allgather', 'chain'],
   allreduce: ['auto', 'recursive_doubling', 'rabenseifner', 'ring'],
-  allgather: ['auto', 'recursive_doubling', 'ring'],
-  alltoall: ['auto', 'linear', 'pairwise'],
+  allgather: ['auto', 'recursive_doubling', 'bruck', 'ring'],
+  alltoall: ['auto', 'linear', 'pairwise', 'bruck'],
+  reduce_scatter: ['auto', 'recursive_halving', 'ring', 'recursive_doubling'],
+  scan: ['auto', 'recursive_doubling', 'linear'],
 } as const;
 
 type Collective = keyof typeof ALGORITHM_CHOICES;
@@ -26,6 +28,10 @@ export interface Decisions {
   allgatherLarge: number;
   /** alltoall: pairwise exchange from this block (per pair) size on, linear below. */
   alltoallLarge: number;
+  /** alltoall: Bruck below this block (per pair) size, on more than 2 processes. */
+  alltoallSmall: number;
+  /** reduce-scatter: ring from this vector size on (sizes not a power of two). */
+  reduceScatterLarge: number;
 }
 
 const algorithmParam = (c: Collective, auto: string): ParamSpec => ({
@@ -59,9 +65,22 @@ export const TUNED_PARAMS = {
   ),
   allgather_algorithm: algorithmParam(
     'allgather',
-    'recursive_doubling on a power-of-two size below allgather_large_bytes, else ring',
+    'below allgather_large_bytes recursive_doubling on a power-of-two size, else bruck; from it ring ' +
+      '(recursive_doubling forced on other sizes: bruck)',
   ),
-  alltoall_algorithm: algorithmParam('alltoall', 'linear, pairwise from alltoall_large_bytes'),
+  alltoall_algorithm: algorithmParam(
+    'alltoall',
+    'bruck below alltoall_small_bytes on more than 2 processes, linear, pairwise from alltoall_large_bytes',
+  ),
+  reduce_scatter_algorithm: algorithmParam(
+    'reduce_scatter',
+    'for commutative built-in operators recursive_halving, ring from reduce_scatter_large_bytes on ' +
+      'sizes not a power of two; other operators always recursive_doubling (rank order kept)',
+  ),
+  scan_algorithm: algorithmParam(
+    'scan',
+    "recursive_doubling (scan and exscan); linear: lam_basic's chain",
+  ),
   bcast_large_bytes: bytesParam(
     262_144,
     'bcast: buffer size (bytes) from which auto uses scatter_allgather',
@@ -78,6 +97,14 @@ export const TUNED_PARAMS = {
   alltoall_large_bytes: bytesParam(
     65_536,
     'alltoall: block size per pair (bytes) from which auto uses pairwise',
+  ),
+  alltoall_small_bytes: bytesParam(
+    256,
+    'alltoall: block size per pair (bytes) below which auto uses bruck (more than 2 processes)',
+  ),
+  reduce_scatter_large_bytes: bytesParam(
+    65_536,
+    'reduce_scatter: vector size (bytes) from which auto uses ring on sizes not a power of two',
   ),
 } satisfies Record<string, ParamSpec>;
 
@@ -116,11 +143,15 @@ export function readDecisions(params: ParamRegistry): Decisions {
       allreduce: readAlgorithm(params, 'allreduce'),
       allgather: readAlgorithm(params, 'allgather'),
       alltoall: readAlgorithm(params, 'alltoall'),
+      reduce_scatter: readAlgorithm(params, 'reduce_scatter'),
+      scan: readAlgorithm(params, 'scan'),
     },
     bcastLarge: readBytes(params, 'bcast_large_bytes', 0),
     bcastSegment: readBytes(params, 'bcast_segment_bytes', 1),
     allreduceLarge: readBytes(params, 'allreduce_large_bytes', 0),
     allgatherLarge: readBytes(params, 'allgather_large_bytes', 0),
     alltoallLarge: readBytes(params, 'alltoall_large_bytes', 0),
+    alltoallSmall: readBytes(params, 'alltoall_small_bytes', 0),
+    reduceScatterLarge: readBytes(params, 'reduce_scatter_large_bytes', 0),
   };
 }

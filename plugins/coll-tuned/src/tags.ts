@@ -15,4 +15,7 @@ export const Tag = {
   ALLREDUCE_GATHER: 108,
   ALLGATHER: 109,
   ALLTOALL: 110,
+  REDUCE_SCATTER: 111,
+  SCAN: 112,
+  EXSCAN: 113,
 } as const;

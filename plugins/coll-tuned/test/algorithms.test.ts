@@ -28,9 +28,11 @@ const FORCED: { label: string; forced: Partial<Algorithms> }[] = [
   { label: 'allreduce rabenseifner', forced: { allreduce: 'rabenseifner' } },
   { label: 'allreduce ring', forced: { allreduce: 'ring' } },
   { label: 'allgather recursive_doubling', forced: { allgather: 'recursive_doubling' } },
+  { label: 'allgather bruck', forced: { allgather: 'bruck' } },
   { label: 'allgather ring', forced: { allgather: 'ring' } },
   { label: 'alltoall linear', forced: { alltoall: 'linear' } },
   { label: 'alltoall pairwise', forced: { alltoall: 'pairwise' } },
+  { label: 'alltoall bruck', forced: { alltoall: 'bruck' } },
 ];
 
 type Body = Parameters<typeof onEveryRank>[1];

@@ -57,6 +57,8 @@ const AUTO: Algorithms = {
   allreduce: 'auto',
   allgather: 'auto',
   alltoall: 'auto',
+  reduce_scatter: 'auto',
+  scan: 'auto',
 };
 
 /** Decisions with the given algorithms forced and small thresholds (so auto switches too). */
@@ -71,6 +73,8 @@ export function decisions(
     allreduceLarge: 64,
     allgatherLarge: 64,
     alltoallLarge: 8,
+    alltoallSmall: 4,
+    reduceScatterLarge: 64,
     ...sizes,
   };
 }
