@@ -1,8 +1,13 @@
 import type { CollActions, CollComm, NumericArray, ReduceOp } from '@ssi/mpi';
 import { allgatherBruck, allgatherRecursiveDoubling, allgatherRing } from './allgather';
-import { allreduceRabenseifner, allreduceRecursiveDoubling, allreduceRing } from './allreduce';
+import {
+  allreduceRabenseifner,
+  allreduceRecursiveDoubling,
+  allreduceReduceBcast,
+  allreduceRing,
+} from './allreduce';
 import { alltoallBruck, alltoallLinear, alltoallPairwise } from './alltoall';
-import { barrierDissemination, barrierRecursiveDoubling } from './barrier';
+import { barrierDissemination, barrierRecursiveDoubling, barrierTree } from './barrier';
 import { bcastBinomial, bcastScatterAllgather, makeBcastChain } from './bcast';
 import type { Decisions } from './decisions';
 import { reduceBinomial, reduceRing } from './reduce';
@@ -16,6 +21,7 @@ import { exscanRecursiveDoubling, scanRecursiveDoubling } from './scan';
 import { splitUnit } from './split';
 import { isPowerOfTwo } from './virtual';
 
+type Barrier = NonNullable<CollActions['barrier']>;
 type Bcast = NonNullable<CollActions['bcast']>;
 type Allreduce = NonNullable<CollActions['allreduce']>;
 type Reduce = NonNullable<CollActions['reduce']>;
@@ -39,7 +45,13 @@ function chooseBcast(size: number, d: Decisions): Bcast {
   }
 }
 
-type AllreduceKind = 'recursive_doubling' | 'rabenseifner' | 'ring';
+const BARRIER: Record<Exclude<Decisions['algorithm']['barrier'], 'auto'>, Barrier> = {
+  dissemination: barrierDissemination,
+  recursive_doubling: barrierRecursiveDoubling,
+  tree: barrierTree,
+};
+
+type AllreduceKind = 'recursive_doubling' | 'rabenseifner' | 'ring' | 'reduce_bcast';
 
 /**
  * Which allreduce runs for `op` on `bytes`. Rabenseifner and the ring cut the vector, and the
@@ -47,24 +59,35 @@ type AllreduceKind = 'recursive_doubling' | 'rabenseifner' | 'ring';
  * `split.ts`). A user-defined operator gets recursive doubling, which keeps vectors whole and
  * operands in rank order, whatever was asked.
  */
-function allreduceKind(size: number, d: Decisions, op: ReduceOp, bytes: number): AllreduceKind {
+function allreduceKind(
+  size: number,
+  d: Decisions,
+  op: ReduceOp,
+  bytes: number,
+  crowded: boolean,
+): AllreduceKind {
   const cuttable = splitUnit(op) > 0 && op.commutative;
   const asked = d.algorithm.allreduce;
+  // reduce_bcast keeps vectors whole and operands in rank order: for any operator.
+  if (asked === 'reduce_bcast') return asked;
+  if (asked === 'auto') {
+    if (bytes >= d.allreduceLarge && cuttable) return 'ring';
+    return crowded ? 'reduce_bcast' : 'recursive_doubling';
+  }
   if (!cuttable || asked === 'recursive_doubling') return 'recursive_doubling';
-  if (asked !== 'auto') return asked;
-  if (bytes < d.allreduceLarge) return 'recursive_doubling';
-  return isPowerOfTwo(size) ? 'rabenseifner' : 'ring';
+  return asked;
 }
 
 const ALLREDUCE: Record<AllreduceKind, Allreduce> = {
   recursive_doubling: allreduceRecursiveDoubling,
   rabenseifner: allreduceRabenseifner,
   ring: allreduceRing,
+  reduce_bcast: allreduceReduceBcast,
 };
 
-function chooseAllreduce(size: number, d: Decisions): Allreduce {
+function chooseAllreduce(size: number, d: Decisions, crowded: boolean): Allreduce {
   return (comm, send, recv: NumericArray, op) =>
-    ALLREDUCE[allreduceKind(size, d, op, recv.byteLength)](comm, send, recv, op);
+    ALLREDUCE[allreduceKind(size, d, op, recv.byteLength, crowded)](comm, send, recv, op);
 }
 
 /**
@@ -72,10 +95,10 @@ function chooseAllreduce(size: number, d: Decisions): Allreduce {
  * where allreduce takes the ring, else the binomial tree (recursive doubling's and
  * Rabenseifner's association).
  */
-function chooseReduce(size: number, d: Decisions): Reduce {
+function chooseReduce(size: number, d: Decisions, crowded: boolean): Reduce {
   return (comm, send, recv, op, root) => {
     const bytes = (send ?? recv)!.byteLength;
-    const ring = allreduceKind(size, d, op, bytes) === 'ring';
+    const ring = allreduceKind(size, d, op, bytes, crowded) === 'ring';
     return (ring ? reduceRing : reduceBinomial)(comm, send, recv, op, root);
   };
 }
@@ -123,7 +146,6 @@ type ReduceScatterKind = 'recursive_halving' | 'ring' | 'recursive_doubling';
  * keeps vectors whole and operands in rank order.
  */
 function reduceScatterKind(
-  size: number,
   d: Decisions,
   op: ReduceOp,
   counts: readonly number[],
@@ -134,7 +156,7 @@ function reduceScatterKind(
   const asked = d.algorithm.reduce_scatter;
   if (!cuttable || asked === 'recursive_doubling') return 'recursive_doubling';
   if (asked !== 'auto') return asked;
-  return bytes >= d.reduceScatterLarge && !isPowerOfTwo(size) ? 'ring' : 'recursive_halving';
+  return bytes >= d.reduceScatterLarge ? 'ring' : 'recursive_halving';
 }
 
 const REDUCE_SCATTER: Record<ReduceScatterKind, ReduceScatter> = {
@@ -143,37 +165,37 @@ const REDUCE_SCATTER: Record<ReduceScatterKind, ReduceScatter> = {
   recursive_doubling: reduceScatterRecursiveDoubling,
 };
 
-function chooseReduceScatter(size: number, d: Decisions): ReduceScatter {
+function chooseReduceScatter(d: Decisions): ReduceScatter {
   return (comm, send, recv, counts, op) => {
     const operand = send ?? recv;
     const bytes = counts.reduce((a, b) => a + b, 0) * operand.BYTES_PER_ELEMENT;
-    const kind = reduceScatterKind(size, d, op, counts, bytes);
+    const kind = reduceScatterKind(d, op, counts, bytes);
     return REDUCE_SCATTER[kind](comm, send, recv, counts, op);
   };
 }
 
 /**
- * The collectives tuned provides for a communicator of `size` processes. Forced algorithms are
- * fixed here; `auto` chooses per call by the buffer's size. Everything else (gather, scatter,
- * the v- and w-variants, intercommunicators, and scan/exscan when `scan_algorithm` is `linear`)
+ * The collectives tuned provides for a communicator of `size` processes, `crowded` when one of
+ * its nodes holds `crowded_ranks` of them or more. Forced algorithms are fixed here; `auto`
+ * chooses per call by the buffer's size. Everything else (gather, scatter,
+ * the v- and w-variants, intercommunicators, and scan/exscan unless `scan_algorithm` is
+ * `recursive_doubling`)
  * falls back to lam_basic through the framework.
  */
-export function actionsFor(size: number, d: Decisions): CollActions {
+export function actionsFor(size: number, d: Decisions, crowded = false): CollActions {
+  const barrier = d.algorithm.barrier;
   return {
-    barrier:
-      d.algorithm.barrier === 'recursive_doubling'
-        ? barrierRecursiveDoubling
-        : barrierDissemination,
+    barrier: BARRIER[barrier === 'auto' ? (crowded ? 'tree' : 'dissemination') : barrier],
     bcast: chooseBcast(size, d),
-    reduce: chooseReduce(size, d),
-    allreduce: chooseAllreduce(size, d),
+    reduce: chooseReduce(size, d, crowded),
+    allreduce: chooseAllreduce(size, d, crowded),
     allgather: chooseAllgather(size, d),
     alltoall: chooseAlltoall(size, d),
-    reduceScatter: chooseReduceScatter(size, d),
-    // `linear`: leave both out, so lam_basic's chain serves them.
-    ...(d.algorithm.scan === 'linear'
-      ? {}
-      : { scan: scanRecursiveDoubling, exscan: exscanRecursiveDoubling }),
+    reduceScatter: chooseReduceScatter(d),
+    // `auto` and `linear`: leave both out, so lam_basic's chain serves them.
+    ...(d.algorithm.scan === 'recursive_doubling'
+      ? { scan: scanRecursiveDoubling, exscan: exscanRecursiveDoubling }
+      : {}),
     // Layered on point-to-point, tuned keeps no messages of its own between calls: the rpi
     // drains the network at a checkpoint, so no phase has anything to do (App. D.2.4).
     interrupt() {},

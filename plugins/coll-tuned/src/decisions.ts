@@ -3,9 +3,9 @@ import { SsiError } from '@ssi/core';
 
 /** The algorithms each collective may be forced to; `auto` chooses by size per call. */
 export const ALGORITHM_CHOICES = {
-  barrier: ['auto', 'dissemination', 'recursive_doubling'],
+  barrier: ['auto', 'dissemination', 'recursive_doubling', 'tree'],
   bcast: ['auto', 'binomial', 'scatter_allgather', 'chain'],
-  allreduce: ['auto', 'recursive_doubling', 'rabenseifner', 'ring'],
+  allreduce: ['auto', 'recursive_doubling', 'rabenseifner', 'ring', 'reduce_bcast'],
   allgather: ['auto', 'recursive_doubling', 'bruck', 'ring'],
   alltoall: ['auto', 'linear', 'pairwise', 'bruck'],
   reduce_scatter: ['auto', 'recursive_halving', 'ring', 'recursive_doubling'],
@@ -30,8 +30,10 @@ export interface Decisions {
   alltoallLarge: number;
   /** alltoall: Bruck below this block (per pair) size, on more than 2 processes. */
   alltoallSmall: number;
-  /** reduce-scatter: ring from this vector size on (sizes not a power of two). */
+  /** reduce-scatter: ring from this vector size on. */
   reduceScatterLarge: number;
+  /** Ranks on one node from which `auto` takes the algorithms with the fewest messages. */
+  crowdedRanks: number;
 }
 
 const algorithmParam = (c: Collective, auto: string): ParamSpec => ({
@@ -79,23 +81,27 @@ export const TUNED_PARAMS = {
   ),
   scan_algorithm: algorithmParam(
     'scan',
-    "recursive_doubling (scan and exscan); linear: lam_basic's chain",
+    "linear: tuned leaves scan and exscan to lam_basic's chain (measured faster for calls back " +
+      'to back); recursive_doubling',
   ),
+  // On one node every copy crosses the same memory, and scatter-allgather copies more in all
+  // than the binomial tree (measured 1.8-2.3x slower at 4 MiB on 4 and 8 ranks): off by default.
   bcast_large_bytes: bytesParam(
-    262_144,
-    'bcast: buffer size (bytes) from which auto uses scatter_allgather',
+    1 << 30,
+    'bcast: buffer size (bytes) from which auto uses scatter_allgather (default 1 GiB: binomial, ' +
+      'measured faster on one node; lower it where links are independent)',
   ),
   bcast_segment_bytes: bytesParam(65_536, 'bcast: segment size (bytes) of the chain algorithm'),
   allreduce_large_bytes: bytesParam(
-    65_536,
+    1_048_576,
     'allreduce: vector size (bytes) from which auto leaves recursive_doubling',
   ),
   allgather_large_bytes: bytesParam(
-    65_536,
+    1_048_576,
     'allgather: total size of all blocks (bytes) from which auto uses ring',
   ),
   alltoall_large_bytes: bytesParam(
-    65_536,
+    1_048_576,
     'alltoall: block size per pair (bytes) from which auto uses pairwise',
   ),
   alltoall_small_bytes: bytesParam(
@@ -104,8 +110,16 @@ export const TUNED_PARAMS = {
   ),
   reduce_scatter_large_bytes: bytesParam(
     65_536,
-    'reduce_scatter: vector size (bytes) from which auto uses ring on sizes not a power of two',
+    'reduce_scatter: vector size (bytes) from which auto uses ring',
   ),
+  crowded_ranks: {
+    type: 'int',
+    default: 5,
+    help:
+      'ranks of a communicator on one node from which auto takes the algorithms with the fewest ' +
+      'messages (tree barrier, reduce_bcast allreduce): where processes outnumber cores, every ' +
+      'message costs CPU time the others wait for (measured: from 8 ranks on 2 cores)',
+  },
 } satisfies Record<string, ParamSpec>;
 
 const full = (name: keyof typeof TUNED_PARAMS) => `coll_tuned_${name}`;
@@ -128,7 +142,7 @@ function readBytes(params: ParamRegistry, name: keyof typeof TUNED_PARAMS, least
   if (!Number.isInteger(value) || value < least) {
     throw new SsiError(
       'BAD_PARAM',
-      `${full(name)} is ${params.get(full(name))}; expected a whole number of bytes >= ${least}`,
+      `${full(name)} is ${params.get(full(name))}; expected a whole number ${name.endsWith('_bytes') ? 'of bytes ' : ''}>= ${least}`,
     );
   }
   return value;
@@ -153,5 +167,6 @@ export function readDecisions(params: ParamRegistry): Decisions {
     alltoallLarge: readBytes(params, 'alltoall_large_bytes', 0),
     alltoallSmall: readBytes(params, 'alltoall_small_bytes', 0),
     reduceScatterLarge: readBytes(params, 'reduce_scatter_large_bytes', 0),
+    crowdedRanks: readBytes(params, 'crowded_ranks', 1),
   };
 }

@@ -18,4 +18,5 @@ export const Tag = {
   REDUCE_SCATTER: 111,
   SCAN: 112,
   EXSCAN: 113,
+  BARRIER_RELEASE: 114,
 } as const;

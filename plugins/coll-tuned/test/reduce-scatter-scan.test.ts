@@ -76,6 +76,9 @@ describe.each(FORCED)('$label', ({ forced }) => {
       }
     }
 
+    // scan and exscan: tuned's only when forced, else left to lam_basic.
+    expect(a.scan === undefined, 'scan left out').toBe(forced.scan !== 'recursive_doubling');
+    if (!a.scan) return;
     for (const n of [0, 1, 3, 40]) {
       const prefix = (r: number, operand: (r: number) => Float64Array, op: ReduceOp) =>
         foldAll(r + 1, operand, op);
@@ -157,7 +160,7 @@ describe('the parameter chooses the algorithm (traffic tells them apart)', () =>
     expect(t[3]!.bytes).toBe(8 * 3 * 16);
   });
 
-  it('auto reduce-scatter: ring from reduce_scatter_large_bytes on 6 processes, halving below', async () => {
+  it('auto reduce-scatter: ring from reduce_scatter_large_bytes, halving below (6 processes)', async () => {
     const a = actionsFor(6, decisions({}, { reduceScatterLarge: 48 * 8 }));
     const run = (per: number) =>
       traffic(6, (c) =>
@@ -199,11 +202,13 @@ describe('the parameter chooses the algorithm (traffic tells them apart)', () =>
     expect((await run('auto', 4)).messages).toBe(7); // 4: linear
   });
 
-  it('scan: recursive doubling sends log2 rounds; linear leaves scan and exscan to lam_basic', async () => {
+  it('scan: recursive doubling sends log2 rounds; auto and linear leave scan and exscan to lam_basic', async () => {
     const a = actionsFor(8, decisions({ scan: 'recursive_doubling' }));
     const t = await traffic(8, (c) => a.scan!(c, new Float64Array(2), new Float64Array(2), SUM));
     expect(t.map((x) => x.messages)).toEqual([3, 3, 3, 3, 2, 2, 1, 0]);
     const linear = actionsFor(8, decisions({ scan: 'linear' }));
     expect([linear.scan, linear.exscan]).toEqual([undefined, undefined]);
+    const auto = actionsFor(8, decisions());
+    expect([auto.scan, auto.exscan]).toEqual([undefined, undefined]);
   });
 });

@@ -75,6 +75,7 @@ export function decisions(
     alltoallLarge: 8,
     alltoallSmall: 4,
     reduceScatterLarge: 64,
+    crowdedRanks: 5,
     ...sizes,
   };
 }
