@@ -6,6 +6,7 @@ export const ALGORITHM_CHOICES = {
   barrier: ['auto', 'dissemination', 'recursive_doubling', 'tree'],
   bcast: ['auto', 'binomial', 'scatter_allgather', 'chain'],
   allreduce: ['auto', 'recursive_doubling', 'rabenseifner', 'ring', 'reduce_bcast'],
+  reduce: ['auto', 'binomial', 'ring'],
   allgather: ['auto', 'recursive_doubling', 'bruck', 'ring'],
   alltoall: ['auto', 'linear', 'pairwise', 'bruck'],
   reduce_scatter: ['auto', 'recursive_halving', 'ring', 'recursive_doubling'],
@@ -52,8 +53,8 @@ const bytesParam = (value: number, help: string): ParamSpec => ({
 export const TUNED_PARAMS = {
   priority: {
     type: 'int',
-    default: 5,
-    help: 'Priority of the tuned coll module (0-100); below lam_basic (10): select it with --ssi coll tuned (its 4 MiB bcast is still slower than lam_basic from 4 ranks on)',
+    default: 30,
+    help: 'Priority of the tuned coll module (0-100); above lam_basic (10), so it serves every intracommunicator by default (measured not slower than lam_basic on any collective it provides); lam_basic fills in what it leaves out',
   },
   barrier_algorithm: algorithmParam('barrier', 'dissemination'),
   bcast_algorithm: algorithmParam(
@@ -64,6 +65,10 @@ export const TUNED_PARAMS = {
     'allreduce',
     'recursive_doubling; from allreduce_large_bytes on, for built-in operators, rabenseifner on ' +
       'a power-of-two size, else ring (user-defined operators: always recursive_doubling)',
+  ),
+  reduce_algorithm: algorithmParam(
+    'reduce',
+    "binomial (ring: for built-in operators, the ring allreduce's association)",
   ),
   allgather_algorithm: algorithmParam(
     'allgather',
@@ -155,6 +160,7 @@ export function readDecisions(params: ParamRegistry): Decisions {
       barrier: readAlgorithm(params, 'barrier'),
       bcast: readAlgorithm(params, 'bcast'),
       allreduce: readAlgorithm(params, 'allreduce'),
+      reduce: readAlgorithm(params, 'reduce'),
       allgather: readAlgorithm(params, 'allgather'),
       alltoall: readAlgorithm(params, 'alltoall'),
       reduce_scatter: readAlgorithm(params, 'reduce_scatter'),

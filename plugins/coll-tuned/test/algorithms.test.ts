@@ -30,6 +30,8 @@ const FORCED: { label: string; forced: Partial<Algorithms>; crowded?: boolean }[
   { label: 'allreduce rabenseifner', forced: { allreduce: 'rabenseifner' } },
   { label: 'allreduce ring', forced: { allreduce: 'ring' } },
   { label: 'allreduce reduce_bcast', forced: { allreduce: 'reduce_bcast' } },
+  { label: 'reduce ring', forced: { reduce: 'ring' } },
+  { label: 'reduce ring, allreduce ring', forced: { reduce: 'ring', allreduce: 'ring' } },
   { label: 'allgather recursive_doubling', forced: { allgather: 'recursive_doubling' } },
   { label: 'allgather bruck', forced: { allgather: 'bruck' } },
   { label: 'allgather ring', forced: { allgather: 'ring' } },
@@ -107,8 +109,13 @@ describe.each(FORCED)('$label', ({ forced, crowded }) => {
       });
     }
 
-    // Sums whose value depends on the association: reduce (every root) and allreduce agree bit
-    // for bit, whichever algorithm the configuration picks for this size.
+    // Sums whose value depends on the association: reduce (every root) and the allreduce of the
+    // same association agree bit for bit (the binomial tree: recursive doubling's; the ring
+    // reduce: the ring allreduce's).
+    const sameBits = actionsFor(
+      size,
+      decisions({ allreduce: forced.reduce === 'ring' ? 'ring' : 'recursive_doubling' }),
+    );
     for (const n of [3, 60]) {
       const fp = (r: number) =>
         Float64Array.from(
@@ -118,7 +125,7 @@ describe.each(FORCED)('$label', ({ forced, crowded }) => {
       for (const root of roots(size)) {
         await on(size, a, async (comm, rank) => {
           const all = new Float64Array(n);
-          await a.allreduce!(comm, fp(rank), all, SUM);
+          await sameBits.allreduce!(comm, fp(rank), all, SUM);
           const one = rank === root ? new Float64Array(n) : null;
           await a.reduce!(comm, fp(rank), one, SUM, root);
           if (rank === root)

@@ -55,6 +55,7 @@ const AUTO: Algorithms = {
   barrier: 'auto',
   bcast: 'auto',
   allreduce: 'auto',
+  reduce: 'auto',
   allgather: 'auto',
   alltoall: 'auto',
   reduce_scatter: 'auto',
