@@ -56,11 +56,10 @@ type AllreduceKind = 'recursive_doubling' | 'rabenseifner' | 'ring' | 'reduce_bc
 /**
  * Which allreduce runs for `op` on `bytes`. Rabenseifner and the ring cut the vector, and the
  * ring reorders operands: both only for built-in operators (commutative, element by element;
- * `split.ts`). A user-defined operator gets recursive doubling, which keeps vectors whole and
- * operands in rank order, whatever was asked.
+ * `split.ts`). A user-defined operator gets recursive doubling (or reduce_bcast, when asked or
+ * crowded), which keep vectors whole and operands in rank order, whatever was asked.
  */
 function allreduceKind(
-  size: number,
   d: Decisions,
   op: ReduceOp,
   bytes: number,
@@ -85,9 +84,9 @@ const ALLREDUCE: Record<AllreduceKind, Allreduce> = {
   reduce_bcast: allreduceReduceBcast,
 };
 
-function chooseAllreduce(size: number, d: Decisions, crowded: boolean): Allreduce {
+function chooseAllreduce(d: Decisions, crowded: boolean): Allreduce {
   return (comm, send, recv: NumericArray, op) =>
-    ALLREDUCE[allreduceKind(size, d, op, recv.byteLength, crowded)](comm, send, recv, op);
+    ALLREDUCE[allreduceKind(d, op, recv.byteLength, crowded)](comm, send, recv, op);
 }
 
 /**
@@ -189,7 +188,7 @@ export function actionsFor(size: number, d: Decisions, crowded = false): CollAct
     barrier: BARRIER[barrier === 'auto' ? (crowded ? 'tree' : 'dissemination') : barrier],
     bcast: chooseBcast(size, d),
     reduce: chooseReduce(d),
-    allreduce: chooseAllreduce(size, d, crowded),
+    allreduce: chooseAllreduce(d, crowded),
     allgather: chooseAllgather(size, d),
     alltoall: chooseAlltoall(size, d),
     reduceScatter: chooseReduceScatter(d),
