@@ -59,12 +59,7 @@ type AllreduceKind = 'recursive_doubling' | 'rabenseifner' | 'ring' | 'reduce_bc
  * `split.ts`). A user-defined operator gets recursive doubling (or reduce_bcast, when asked or
  * crowded), which keep vectors whole and operands in rank order, whatever was asked.
  */
-function allreduceKind(
-  d: Decisions,
-  op: ReduceOp,
-  bytes: number,
-  crowded: boolean,
-): AllreduceKind {
+function allreduceKind(d: Decisions, op: ReduceOp, bytes: number, crowded: boolean): AllreduceKind {
   const cuttable = splitUnit(op) > 0 && op.commutative;
   const asked = d.algorithm.allreduce;
   // reduce_bcast keeps vectors whole and operands in rank order: for any operator.

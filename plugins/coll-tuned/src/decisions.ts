@@ -56,15 +56,15 @@ export const TUNED_PARAMS = {
     default: 30,
     help: 'Priority of the tuned coll module (0-100); above lam_basic (10), so it serves every intracommunicator by default (measured not slower than lam_basic on any collective it provides); lam_basic fills in what it leaves out',
   },
-  barrier_algorithm: algorithmParam('barrier', 'dissemination'),
+  barrier_algorithm: algorithmParam('barrier', 'dissemination; tree when crowded (crowded_ranks)'),
   bcast_algorithm: algorithmParam(
     'bcast',
     'binomial, scatter_allgather from bcast_large_bytes on more than 2 processes',
   ),
   allreduce_algorithm: algorithmParam(
     'allreduce',
-    'recursive_doubling; from allreduce_large_bytes on, for built-in operators, rabenseifner on ' +
-      'a power-of-two size, else ring (user-defined operators: always recursive_doubling)',
+    'recursive_doubling (reduce_bcast when crowded); from allreduce_large_bytes on, for built-in ' +
+      'operators, ring (user-defined operators never get ring or rabenseifner)',
   ),
   reduce_algorithm: algorithmParam(
     'reduce',
@@ -81,13 +81,13 @@ export const TUNED_PARAMS = {
   ),
   reduce_scatter_algorithm: algorithmParam(
     'reduce_scatter',
-    'for commutative built-in operators recursive_halving, ring from reduce_scatter_large_bytes on ' +
-      'sizes not a power of two; other operators always recursive_doubling (rank order kept)',
+    'for commutative built-in operators recursive_halving, ring from reduce_scatter_large_bytes; ' +
+      'other operators always recursive_doubling (rank order kept)',
   ),
   scan_algorithm: algorithmParam(
     'scan',
-    "linear: tuned leaves scan and exscan to lam_basic's chain (measured faster for calls back " +
-      'to back); recursive_doubling',
+    "linear, which leaves scan and exscan to lam_basic's chain (measured faster for calls back " +
+      'to back)',
   ),
   // On one node every copy crosses the same memory, and scatter-allgather copies more in all
   // than the binomial tree (measured 1.8-2.3x slower at 4 MiB on 4 and 8 ranks): off by default.
@@ -99,7 +99,7 @@ export const TUNED_PARAMS = {
   bcast_segment_bytes: bytesParam(65_536, 'bcast: segment size (bytes) of the chain algorithm'),
   allreduce_large_bytes: bytesParam(
     1_048_576,
-    'allreduce: vector size (bytes) from which auto leaves recursive_doubling',
+    'allreduce: vector size (bytes) from which auto uses ring (built-in operators)',
   ),
   allgather_large_bytes: bytesParam(
     1_048_576,
