@@ -74,7 +74,7 @@ describe('tuned: every algorithm forced by its parameter, with thresholds that s
     expectTunedRun(r, cases);
   });
 
-  it('recursive_doubling barrier, chain bcast, ring allreduce and allgather, pairwise alltoall, ring reduce-scatter, linear scan on 5', async () => {
+  it('recursive_doubling barrier, chain bcast, ring allreduce, reduce and allgather, pairwise alltoall, ring reduce-scatter, linear scan on 5', async () => {
     const r = await run(
       5,
       {
@@ -82,6 +82,8 @@ describe('tuned: every algorithm forced by its parameter, with thresholds that s
         coll_tuned_bcast_algorithm: 'chain',
         coll_tuned_bcast_segment_bytes: 1000,
         coll_tuned_allreduce_algorithm: 'ring',
+        // The ring reduce: the ring allreduce's association, so both give the same bits.
+        coll_tuned_reduce_algorithm: 'ring',
         coll_tuned_allgather_algorithm: 'ring',
         coll_tuned_alltoall_algorithm: 'pairwise',
         coll_tuned_reduce_scatter_algorithm: 'ring',
@@ -92,10 +94,12 @@ describe('tuned: every algorithm forced by its parameter, with thresholds that s
     expectTunedRun(r, cases);
   });
 
-  it('bruck allgather and alltoall, recursive_doubling reduce-scatter and scan on 6', async () => {
+  it('tree barrier, reduce_bcast allreduce, bruck allgather and alltoall, recursive_doubling reduce-scatter and scan on 6', async () => {
     const r = await run(
       6,
       {
+        coll_tuned_barrier_algorithm: 'tree',
+        coll_tuned_allreduce_algorithm: 'reduce_bcast',
         coll_tuned_allgather_algorithm: 'bruck',
         coll_tuned_alltoall_algorithm: 'bruck',
         coll_tuned_reduce_scatter_algorithm: 'recursive_doubling',
