@@ -8,8 +8,9 @@ import { startCli, waitChild, waitFor } from '../src/testing';
 
 /**
  * Jobs of 64 ranks on one machine (oversubscribed) through mpirun's embedded default, with the
- * tcp rpi connecting on first use: hello, a ring and an allreduce; and a rank that dies before
- * anyone connected to it. Only what this file started is looked at (its mpirun pids).
+ * tcp rpi (on one node sm would be chosen) connecting on first use, its default: hello, a ring
+ * and an allreduce; and a rank that dies before anyone connected to it. The eager mesh
+ * (rpi_tcp_lazy 0) runs the same job. Only what this file started is looked at (its mpirun pids).
  */
 const fixtures = resolve(import.meta.dirname, 'fixtures');
 const program = resolve(fixtures, 'large-job.mjs');
@@ -55,9 +56,14 @@ afterEach(async () => {
   ).toEqual([]);
 });
 
+const TCP = ['--ssi', 'rpi', 'tcp'];
+
 describe('mpirun: 64 ranks on one machine (oversubscribed), connections on first use', () => {
-  it('hello, a ring and an allreduce', async () => {
-    const r = await mpirun(['-np', '64', '--ssi', 'rpi_tcp_lazy', '1', program, 'run']);
+  it.each([
+    ['on first use (the default)', []],
+    ['the eager mesh (rpi_tcp_lazy 0)', ['--ssi', 'rpi_tcp_lazy', '0']],
+  ])('hello, a ring and an allreduce, connections %s', async (_how, ssi) => {
+    const r = await mpirun(['-np', '64', ...TCP, ...ssi, program, 'run']);
     expect(r.code, r.stderr).toBe(0);
     for (let k = 0; k < 64; k++) expect(r.stdout).toContain(`hello from rank ${k} of 64`);
     expect(r.stdout).toContain('[0] ring: 64 hops');
@@ -65,7 +71,7 @@ describe('mpirun: 64 ranks on one machine (oversubscribed), connections on first
   });
 
   it('a rank that dies before anyone connected to it ends the job, named', async () => {
-    const r = await mpirun(['-np', '64', '--ssi', 'rpi_tcp_lazy', '1', program, 'die', '37']);
+    const r = await mpirun(['-np', '64', ...TCP, program, 'die', '37']);
     expect(r.code, r.stderr).toBe(5);
     expect(r.stderr).toMatch(/mpirun: rank 37 \(pid \d+ on n0\) exited with code 5/);
   });

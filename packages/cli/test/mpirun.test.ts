@@ -199,8 +199,14 @@ describe('mpirun: a failing job ends as a whole, with the reason', () => {
 });
 
 describe('mpirun killed with SIGKILL (it cannot clean up)', () => {
-  it('its private universe halts by itself and takes the job along', async () => {
-    const child = start('mpirun', ['-np', '2', job, 'wait']);
+  // By default the private universe's lamd runs inside mpirun and dies with it: its reaper then
+  // stops the ranks and removes the session directory. With boot_base_in_process 0 the lamd is a
+  // process of its own, which notices that mpirun is gone and halts.
+  it.each([
+    ['inside mpirun (the default)', []],
+    ['a process of its own (boot_base_in_process 0)', ['--ssi', 'boot_base_in_process', '0']],
+  ])('its private universe, %s, goes and takes the job along', async (_how, ssi) => {
+    const child = start('mpirun', [...ssi, '-np', '2', job, 'wait']);
     let stdout = '';
     child.stdout?.on('data', (d) => (stdout += d));
     const ranks = () =>
@@ -209,13 +215,14 @@ describe('mpirun killed with SIGKILL (it cannot clean up)', () => {
     const session = sessionDirs().find((d) => d.endsWith(`-mpirun-${child.pid}`));
     expect(session, `the private universe's session directory in ${sessionDirs()}`).toBeDefined();
     const lamd = Number(readFileSync(join(tmpdir(), session!, 'lamd.pid'), 'utf8'));
+    expect(lamd === child.pid).toBe(ssi.length === 0);
     const running = (pid: number) => isProcessAlive(pid); // (a zombie counts as gone)
     try {
       expect([lamd, ...ranks()].every(running)).toBe(true);
       child.kill('SIGKILL');
       await waitFor('the lamd of the private universe to stop', () => !running(lamd), 15_000);
-      expect(ranks().filter(running)).toEqual([]);
-      expect(sessionDirs()).toEqual([]);
+      await waitFor('the ranks to stop', () => ranks().filter(running).length === 0, 15_000);
+      await waitFor('the session directory to go', () => sessionDirs().length === 0, 15_000);
     } finally {
       if (running(lamd)) process.kill(lamd, 'SIGTERM'); // it stops its ranks and cleans up
       await waitFor('the lamd to stop after SIGTERM', () => !running(lamd), 10_000);

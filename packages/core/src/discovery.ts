@@ -7,6 +7,7 @@ import type { SsiModule } from './module';
 import type { ParamRegistry } from './params';
 import type { Requirement } from './requirements';
 import { parseRequirements } from './requirements';
+import { compareCodeUnits } from './selection';
 import type { Version } from './version';
 import { formatVersion, isApiCompatible, parseVersion } from './version';
 
@@ -124,7 +125,7 @@ export function discoverModules(options: DiscoveryOptions): Discovery {
   }
 
   const modules = [...found.values()].sort(
-    (a, b) => a.type.localeCompare(b.type) || a.name.localeCompare(b.name),
+    (a, b) => compareCodeUnits(a.type, b.type) || compareCodeUnits(a.name, b.name),
   );
   return { modules, problems };
 }

@@ -24,6 +24,8 @@ export {
 export { findProgram } from './boot/find-program';
 export type { SelectedBoot } from './boot/framework';
 export { selectBootModule } from './boot/framework';
+export type { InProcessUniverse } from './boot/in-process';
+export { bootInProcess } from './boot/in-process';
 export type { AgentResult } from './boot/launch';
 export { hbootCommand, hbootConfigFor, rteLaunchFor, runAgent, runLocalHboot } from './boot/launch';
 export { outputTail } from './boot/output-tail';

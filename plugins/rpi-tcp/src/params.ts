@@ -59,8 +59,8 @@ export const params = {
   },
   lazy: {
     type: 'boolean',
-    default: false,
-    help: 'Connect to a peer on the first message to it (addresses are exchanged at MPI.init); 0 (the default until start-up is measured, issue 21): connect every pair during MPI.init (the full mesh)',
+    default: true,
+    help: 'Connect to a peer on the first message to it (addresses are exchanged at MPI.init; a peer never spoken to is never connected); 0: connect every pair during MPI.init (the full mesh)',
   },
   unix: {
     type: 'boolean',

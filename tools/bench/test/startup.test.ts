@@ -14,7 +14,7 @@ describe('startup benchmark: plan and job output', () => {
     const p = planStartup([]);
     expect(p.nps).toEqual([1, 4, 16, 32, 64]);
     expect(p.reps).toBe(3);
-    expect(p.columns).toEqual(['ompi', 'mjs', 'ts', 'ts-tsx', 'mjs-lazy']);
+    expect(p.columns).toEqual(['ompi', 'mjs', 'ts', 'ts-tsx', 'mjs-lazy', 'mjs-eager']);
     expect(p.firstNps).toEqual([2, 16]);
     const q = planStartup(['--np', '8,2,8', '--only', 'mjs-eager,ompi', '--first-np', 'none']);
     expect(q.nps).toEqual([2, 8]);

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { transformSync } from 'esbuild';
 
 /**
  * The one place mpirun decides the module format of a TypeScript entry point.
@@ -58,6 +58,9 @@ function packageType(dir: string): string | undefined {
 
 /** Whether esbuild (tsx's compiler) can turn the file into CommonJS. */
 function compilesAsCjs(file: string): boolean {
+  // Loaded here, not at the top: importing esbuild costs ~70 ms of CPU, which every mpirun of a
+  // JavaScript program would pay for nothing (issue 19's start-up).
+  const { transformSync } = createRequire(import.meta.url)('esbuild') as typeof import('esbuild');
   try {
     transformSync(readFileSync(file, 'utf8'), { loader: 'ts', format: 'cjs', sourcefile: file });
     return true;

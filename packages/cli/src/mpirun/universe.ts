@@ -1,5 +1,12 @@
 import type { SsiContext } from '@ssi/core';
-import { bootUniverse, haltUniverse, isLamError, LamClient } from '@ssi/lam';
+import {
+  bootInProcess,
+  bootUniverse,
+  haltUniverse,
+  isLamError,
+  LamClient,
+  registerBootBaseParams,
+} from '@ssi/lam';
 import { UsageError } from '../run-command';
 
 /** The universe a job runs in: the running one, or a private one booted for this job alone. */
@@ -15,7 +22,8 @@ export interface JobUniverse {
  * Connects to the universe of this node; with none running, boots a private one-node universe
  * (its own session suffix, so a lamboot meanwhile is not disturbed) that `release` halts, and
  * that halts itself should this process die first: a newcomer needs no lamboot (LAM's embedded
- * default).
+ * default). Its lamd runs inside mpirun (`boot_base_in_process`) when the universe is this node
+ * alone.
  */
 export async function openUniverse(
   ctx: SsiContext,
@@ -31,22 +39,34 @@ export async function openUniverse(
   }
   const env = { ...process.env, LAM_MPI_SESSION_SUFFIX: `mpirun-${process.pid}` };
   if (opts.verbose) say('mpirun: no universe is running here; booting a private one for this job');
-  await bootUniverse({
-    ssi: ctx,
-    env,
-    warn: (m) => say(`mpirun: warning: ${m}`),
-    ownerPid: process.pid, // a killed mpirun takes its universe (and its job) along
-  });
+  const bootOpts = { ssi: ctx, env, warn: (m: string) => say(`mpirun: warning: ${m}`) };
+  registerBootBaseParams(ctx.params);
+  const inProcess = ctx.params.get<boolean>('boot_base_in_process')
+    ? await bootInProcess(bootOpts)
+    : undefined;
+  if (!inProcess) {
+    // A lamd of its own (a universe of several nodes, or boot_base_in_process 0); a killed
+    // mpirun takes it (and the job) along.
+    await bootUniverse({ ...bootOpts, ownerPid: process.pid });
+  } else if (opts.verbose) {
+    say('mpirun: the private universe runs in this process');
+  }
   let client: LamClient;
   try {
     client = await LamClient.connect({ env, params: ctx.params, name: 'mpirun' });
   } catch (err) {
+    await inProcess?.halt('mpirun could not attach');
     throw new Error(`the private universe booted but does not answer: ${(err as Error).message}`);
   }
   return {
     client,
     embedded: true,
     release: async () => {
+      if (inProcess) {
+        client.close();
+        await inProcess.halt('the job is over');
+        return;
+      }
       await haltUniverse(client).catch((e: Error) => say(`mpirun: warning: halting: ${e.message}`));
       client.close();
     },

@@ -12,6 +12,11 @@ export const BOOT_BASE_PARAMS = {
     default: 5,
     help: 'Most nodes the linear_windowed algorithm has starting (launched, not yet called back) at once',
   },
+  boot_base_in_process: {
+    type: 'boolean',
+    default: true,
+    help: "mpirun's private universe, when it is this node alone, runs its lamd inside mpirun (no hboot or lamd process to start); 0: a lamd process of its own, started as lamboot starts one",
+  },
   boot_base_timeout: {
     type: 'int',
     default: 60,

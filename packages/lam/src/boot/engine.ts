@@ -57,7 +57,7 @@ interface Prepared {
   nodes: BootNode[];
 }
 
-function bootContext(
+export function bootContext(
   opts: EngineOptions,
   secret: Buffer,
   extra: Partial<BootContext> = {},
@@ -84,7 +84,11 @@ function bootContext(
 }
 
 /** Select the module and run the launch actions up to a verified node list (Ch. 4.1.4, 1-3). */
-async function prepare(opts: EngineOptions, args: BootArgs, ctx: BootContext): Promise<Prepared> {
+export async function prepare(
+  opts: EngineOptions,
+  args: BootArgs,
+  ctx: BootContext,
+): Promise<Prepared> {
   const selected = await selectBootModule(opts.ssi, 'root', ctx, opts.verboseWrite);
   try {
     await selected.actions.parseOptions(args);

@@ -5,7 +5,7 @@ import type { ParamRegistry } from '@ssi/core';
 import { isLamError, LamError } from '../errors';
 import type { LamdConfig } from '../hboot/hboot-config';
 import { lamInt, lamSeconds } from '../params';
-import { removeJobResources } from '../session/job-resources';
+import { JOB_RESOURCE_DIR, jobResourcePrefix, removeJobResources } from '../session/job-resources';
 import { isProcessAlive, procStartTime } from '../session/proc-identity';
 import { secretFromText, writeSecret } from '../session/secret';
 import {
@@ -32,6 +32,16 @@ type Oob = Extract<WireMessage, { t: 'oob' }>;
 
 /** How often a lamd that belongs to a process looks whether that process still runs. */
 const OWNER_POLL_MS = 500;
+
+/** How a lamd is run, besides its configuration. */
+export interface LamdOptions {
+  /**
+   * The lamd runs inside another process (mpirun's private universe) rather than as a daemon of
+   * its own: should that process die without a shutdown, its reaper also removes the session
+   * directory and the job resources.
+   */
+  inProcess?: boolean;
+}
 
 /**
  * The LAM daemon of one node: holds the universe, routes OOB messages between any two processes
@@ -66,6 +76,7 @@ export class Lamd {
   constructor(
     readonly config: LamdConfig,
     readonly params: ParamRegistry,
+    private readonly options: LamdOptions = {},
   ) {
     this.sessionDir = sessionDirFor(config.nodeName, config.sessionSuffix);
     this.secret = secretFromText(config.secret, 'the lamd configuration');
@@ -120,7 +131,7 @@ export class Lamd {
         lamdStartTime: procStartTime(process.pid),
         ...(this.config.noResize ? { noResize: this.config.noResize } : {}),
       });
-      startReaper(join(this.sessionDir, SESSION_FILES.procs));
+      startReaper(join(this.sessionDir, SESSION_FILES.procs), this.reaperLeftovers());
       this.tcpPort = await this.listenTcp();
       await this.listenUnix();
     } catch (err) {
@@ -134,6 +145,12 @@ export class Lamd {
       `lamd for ${this.config.nodeName} listening on ${this.config.address}:${this.tcpPort} (session ${this.sessionDir})`,
     );
     return this.tcpPort;
+  }
+
+  private reaperLeftovers() {
+    if (!this.options.inProcess) return undefined;
+    const prefix = jobResourcePrefix({ sessionDir: this.sessionDir });
+    return { sessionDir: this.sessionDir, resourcePrefix: join(JOB_RESOURCE_DIR, prefix) };
   }
 
   /** Resolves when lamboot has sent the universe; rejects after the boot timeout. */
@@ -154,8 +171,11 @@ export class Lamd {
     });
   }
 
-  /** Stops every started process, closes everything, removes the session directory. */
-  shutdown(reason: string, exitCode = 0): Promise<void> {
+  /**
+   * Stops every started process, closes everything, removes the session directory. Connections
+   * still open are given `lingerMs` to take the last answers before they are closed.
+   */
+  shutdown(reason: string, exitCode = 0, lingerMs = 100): Promise<void> {
     if (this.stopping) return this.stopping;
     this.state = 'stopping';
     this.log.info(`shutting down: ${reason}`);
@@ -172,7 +192,8 @@ export class Lamd {
       // abandoned lamboot) sees its connection close only once the session is gone.
       removeSessionDir(this.sessionDir);
       for (const c of this.connections) c.end();
-      await new Promise((r) => setTimeout(r, 100)); // let the last answers drain
+      if (this.connections.size > 0 && lingerMs > 0)
+        await new Promise((r) => setTimeout(r, lingerMs)); // let the last answers drain
       for (const c of this.connections) c.close('lamd stopped');
       this.finish(exitCode);
     })();
@@ -399,12 +420,21 @@ export class Lamd {
       conn.end();
       return;
     }
+    this.adoptUniverse(nodes, me);
+    conn.send({ t: 'ack' });
+    conn.end();
+  }
+
+  /**
+   * Takes the universe (this lamd is node `me` of it) and starts serving: what lamboot's
+   * universe message does, called directly by whoever booted a lamd in its own process.
+   */
+  adoptUniverse(nodes: UniverseNode[], me: number): void {
+    if (this.state !== 'booting') throw new LamError('REMOTE', `this lamd is ${this.state}`);
     this.me = me;
     for (const n of nodes) this.universe.set(n.id, n);
     this.writeUniverseFile();
     this.state = 'running';
-    conn.send({ t: 'ack' });
-    conn.end();
     this.log.info(`universe of ${nodes.length} node(s) received; this is n${me}`);
     if (this.universeWaiter) {
       clearTimeout(this.universeWaiter.timer);

@@ -6,6 +6,10 @@ import { type ChildProcess, spawn } from 'node:child_process';
  * SIGKILL), and the reaper then kills the process group of every process the lamd recorded as
  * running. On a clean shutdown the lamd has already stopped them all and removed the records,
  * so the reaper finds nothing to do.
+ *
+ * A lamd inside another process (mpirun's private universe) also has its leftovers removed: the
+ * session directory and the job resources (`$3`: `<dir>/<prefix>`, globbed), since no later lamd
+ * will ever claim a session named after a dead mpirun. Both are gone after a clean shutdown.
  */
 const SCRIPT = `
 cat >/dev/null
@@ -14,17 +18,30 @@ for f in "$1"/*; do
   [ -f "$f" ] || continue
   read pid _ <"$f" && kill -TERM -"$pid" 2>/dev/null && found=1
 done
-[ -n "$found" ] || exit 0
-sleep 1
-for f in "$1"/*; do
-  [ -f "$f" ] || continue
-  read pid _ <"$f" && kill -KILL -"$pid" 2>/dev/null
-  rm -f "$f"
-done
+if [ -n "$found" ]; then
+  sleep 1
+  for f in "$1"/*; do
+    [ -f "$f" ] || continue
+    read pid _ <"$f" && kill -KILL -"$pid" 2>/dev/null
+    rm -f "$f"
+  done
+fi
+[ -n "$2" ] || exit 0
+rm -f "$3"* 2>/dev/null
+[ -d "$2" ] && rm -rf "$2"
+exit 0
 `;
 
-export function startReaper(procsDir: string): ChildProcess {
-  const child = spawn('/bin/sh', ['-c', SCRIPT, 'ssi-lamd-reaper', procsDir], {
+/** What a reaper of an in-process lamd removes besides the processes. */
+export interface ReaperLeftovers {
+  sessionDir: string;
+  /** `<dir>/<prefix>` of the session's job resources (see session/job-resources.ts) */
+  resourcePrefix: string;
+}
+
+export function startReaper(procsDir: string, leftovers?: ReaperLeftovers): ChildProcess {
+  const args = [procsDir, leftovers?.sessionDir ?? '', leftovers?.resourcePrefix ?? ''];
+  const child = spawn('/bin/sh', ['-c', SCRIPT, 'ssi-lamd-reaper', ...args], {
     detached: true,
     stdio: ['pipe', 'ignore', 'ignore'],
   });

@@ -14,7 +14,10 @@
  * errors: the decoder reports them and the connection is closed; nothing is thrown.
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { Packr, Unpackr } from 'msgpackr';
+// msgpackr/pack is msgpackr's pure-JS build (Packr and Unpackr): its main Node entry loads a
+// native string extractor through detect-libc and node:stream, ~20 ms of CPU and 20-40 ms of
+// wall time in every process at start-up for no gain on these small messages (issue 19).
+import { Packr, Unpackr } from 'msgpackr/pack';
 import { LamError } from '../errors';
 import { isInt, MAX_NODE_ID, type UniverseNode, universeNodeProblem } from '../universe';
 

@@ -1,4 +1,4 @@
-import { Packr } from 'msgpackr';
+import { Packr } from 'msgpackr/pack';
 import { ErrorClass, MpiError } from '../errors';
 import type { UnexpectedMessage } from '../matching/unexpected';
 import type { Proc } from '../proc';

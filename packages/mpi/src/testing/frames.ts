@@ -1,6 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Socket } from 'node:net';
-import { Packr } from 'msgpackr';
+import { Packr } from 'msgpackr/pack';
 
 const packr = new Packr({ useRecords: false, moreTypes: true });
 

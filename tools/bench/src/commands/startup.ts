@@ -33,12 +33,13 @@ of a hello + allreduce program, from spawning mpirun to its exit, in one run aga
              c/startup.c compiled with mpicc
   mjs        this checkout's mpirun (packages/cli/dist/bin/mpirun.js) of programs/startup.mjs on
              the embedded default: no universe is running (a session suffix of its own), so
-             mpirun boots a private one-node universe for each job and halts it afterwards
+             mpirun boots a private one-node universe for each job and halts it afterwards; the
+             rpi is the default one (sm on one node from 2 ranks on)
   ts         the same with programs/startup-ts.ts, the program's TypeScript twin (mpirun
              compiles it once for the job)
   ts-tsx     ts with SSI_MPIRUN_TS=tsx: tsx loaded in every rank (how .ts ran before)
-  mjs-lazy   mjs with --ssi rpi_tcp_lazy 1 (connections on first use)
-  mjs-eager  mjs with --ssi rpi_tcp_lazy 0 (the full mesh in MPI.init)
+  mjs-lazy   mjs with --ssi rpi tcp (connections on first use, tcp's default)
+  mjs-eager  mjs with --ssi rpi tcp --ssi rpi_tcp_lazy 0 (the full mesh in MPI.init)
 Every rank reports its RSS at the end (process.memoryUsage().rss; /proc/self/statm in C).
 First message: for the .mjs columns, a job of --first-np ranks in which ranks 0 and 1 time their
 first round trip (nothing exchanged since MPI.init), the median of 50 more on the open
@@ -50,13 +51,13 @@ More ranks than CPUs oversubscribe the machine, every column alike.
 options:
   --np LIST        rank counts (default 1,4,16,32,64)
   --reps N         rounds (default 3; medians)
-  --only LIST      columns (default ompi,mjs,ts,ts-tsx,mjs-lazy; also mjs-eager)
+  --only LIST      columns (default ompi,mjs,ts,ts-tsx,mjs-lazy,mjs-eager)
   --first-np LIST  rank counts of the first-message jobs (default 2,16; none: skip them)
   --timeout S      seconds one job may take before the run fails (default 300)`;
 
 export const STARTUP_COLUMNS = ['ompi', 'mjs', 'ts', 'ts-tsx', 'mjs-lazy', 'mjs-eager'] as const;
 export type StartupColumn = (typeof STARTUP_COLUMNS)[number];
-const DEFAULT_COLUMNS: StartupColumn[] = ['ompi', 'mjs', 'ts', 'ts-tsx', 'mjs-lazy'];
+const DEFAULT_COLUMNS: StartupColumn[] = ['ompi', 'mjs', 'ts', 'ts-tsx', 'mjs-lazy', 'mjs-eager'];
 
 /** What an ssi column runs: the program file of programs/ and its --ssi settings. */
 export const SSI_JOBS: Record<
@@ -66,8 +67,9 @@ export const SSI_JOBS: Record<
   mjs: { program: 'startup.mjs', ssi: [] },
   ts: { program: 'startup-ts.ts', ssi: [] },
   'ts-tsx': { program: 'startup-ts.ts', ssi: [], env: { SSI_MPIRUN_TS: 'tsx' } },
-  'mjs-lazy': { program: 'startup.mjs', ssi: ['rpi_tcp_lazy', '1'] },
-  'mjs-eager': { program: 'startup.mjs', ssi: ['rpi_tcp_lazy', '0'] },
+  // tcp named: on one node sm would serve every pair and tcp's connections would not be measured.
+  'mjs-lazy': { program: 'startup.mjs', ssi: ['rpi', 'tcp', 'rpi_tcp_lazy', '1'] },
+  'mjs-eager': { program: 'startup.mjs', ssi: ['rpi', 'tcp', 'rpi_tcp_lazy', '0'] },
 };
 
 export interface StartupPlan {
