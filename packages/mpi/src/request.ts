@@ -390,7 +390,9 @@ export class Request<T = Status> {
 
   /** Resolves when any active request completes (at once when none is active). */
   private static anyCompletion(requests: readonly Request<unknown>[]): Promise<void> {
-    Request.spinFor(requests, () => requests.some((r) => r.phase === 'complete'));
+    const some = () => requests.some((r) => r.phase === 'complete');
+    Request.spinFor(requests, some);
+    if (some()) return Promise.resolve(); // the spin completed one: no waiter would see it
     return new Promise<void>((resolve) => {
       const offs: (() => void)[] = [];
       let fired = false;

@@ -69,6 +69,8 @@ export class SmPath {
   private readonly sends = new Map<number, RpiRequest>();
   private readonly env = new WireEnvelope();
   private readonly ctl = Buffer.alloc(ENVELOPE_BYTES);
+  /** Where an inline record is built: `trySend` copies it into the postbox at once. */
+  private readonly record: Buffer;
   /** Largest payload that travels in the envelope's own postbox record. */
   readonly inlineMax: number;
   /** Largest payload sent eagerly (S): envelope and body each fit a postbox record. */
@@ -89,6 +91,7 @@ export class SmPath {
   ) {
     this.eagerMax = shortLimit;
     this.inlineMax = shortLimit - ENVELOPE_BYTES;
+    this.record = Buffer.allocUnsafe(shortLimit);
     localProcs.forEach((proc, index) => {
       if (proc === host.myProc) return;
       const st: PeerState = {
@@ -159,7 +162,7 @@ export class SmPath {
         this.stats.inline++;
         const msg = this.inlineMessage(req, flags);
         if (this.ep.trySend(peer.index, msg)) this.written(req);
-        else this.enqueue(peer, msg, req);
+        else this.enqueue(peer, Buffer.from(msg), req);
         return;
       }
       this.stats.eagerTwoRecords++;
@@ -189,9 +192,10 @@ export class SmPath {
     }
   }
 
+  /** The record of an inline message, in `this.record` (valid until the next one is built). */
   private inlineMessage(req: RpiRequest, flags: number): Buffer {
     const buf = req.buf!;
-    const msg = Buffer.allocUnsafe(ENVELOPE_BYTES + buf.byteLength);
+    const msg = this.record.subarray(0, ENVELOPE_BYTES + buf.byteLength);
     writeEnvelope(msg, 0, buf.byteLength, req.tag, flags, req.myRank, req.cid, req.seq, req.id, 0);
     msg.set(buf, ENVELOPE_BYTES);
     return msg;
@@ -227,8 +231,7 @@ export class SmPath {
 
   private readonly reapAll = (): boolean => {
     let any = false;
-    for (const peer of this.peers.values())
-      if (peer.queued.length > 0 && this.reap(peer)) any = true;
+    for (const peer of this.byIndex) if (peer?.queued.length && this.reap(peer)) any = true;
     return any;
   };
 
