@@ -291,8 +291,10 @@ export class Engine implements RpiHost {
   // ---- progress for polling transports ---------------------------------------------------
 
   /**
-   * Keeps calling `advance` while requests are active, one bounded spin (`advance(true)`) per
-   * turn of the event loop (only for `polling` modules whose `pollWait` is 'spin').
+   * Keeps polling (`advance(false)`) once per turn of the event loop while requests are active
+   * (only for `polling` modules whose `pollWait` is 'spin'): the event loop never sleeps, and a
+   * message that comes after a waiting call's spin gave up is seen within a turn. It never spins
+   * itself: a turn that ran between two waits of a ping-pong would spin for nothing.
    */
   private poll(): void {
     if (this.polling || !this.syncPoll.keepsPolling) return;
@@ -301,7 +303,7 @@ export class Engine implements RpiHost {
       try {
         do {
           await nextTurn();
-          await this.actions.advance(true);
+          await this.actions.advance(false);
         } while (this.activeCount > 0 || this.probeWaiters.length > 0);
       } finally {
         this.polling = false;
