@@ -144,6 +144,8 @@ export class ShmEndpoint {
   private readers: { resolve: () => void; reject: (e: Error) => void }[] = [];
   /** The loop sleeps in FUTEX_WAIT with `sleeping` announced (see holdAwake). */
   private asleep = false;
+  /** Between holdAwake and releaseAwake: the loop sleeps without announcing it. */
+  private heldAwake = false;
   /** The doorbell value the sleeping loop waits to change. */
   private asleepOn = 0;
   /** advanceSendsNow() stopped because another process held the pool lock. */
@@ -374,10 +376,11 @@ export class ShmEndpoint {
    * A caller polls this endpoint synchronously now (`tryRecv`, `flushSends` in a spin): while the
    * loop sleeps, peers are told we are awake, so a send to us costs them no futex wake (and us no
    * wake-up of the helper thread and the event loop for what the caller takes anyway). Until
-   * `releaseAwake` the caller must poll: messages that come meanwhile wake nothing (a loop that
-   * goes to sleep meanwhile announces its sleep itself and ends the hold).
+   * `releaseAwake` the caller must poll: messages that come meanwhile wake nothing (the loop
+   * sleeps without announcing it, so peers keep writing without a FUTEX_WAKE).
    */
   holdAwake(): void {
+    this.heldAwake = true;
     if (this.asleep) Atomics.store(this.seg.i32, this.sleepIdx[this.index]!, 0);
   }
 
@@ -387,6 +390,7 @@ export class ShmEndpoint {
    * meanwhile rings our own bell, which wakes it.
    */
   releaseAwake(): void {
+    this.heldAwake = false;
     if (!this.asleep || this.seg.isClosed) return;
     const i32 = this.seg.i32;
     Atomics.store(i32, this.sleepIdx[this.index]!, 1);
@@ -441,6 +445,8 @@ export class ShmEndpoint {
         (procLineOffset(this.seg.layout, this.index) >> 2) + P.state,
         PROC_CLOSED,
       );
+      this.heldAwake = false;
+      if (this.asleep) Atomics.store(this.seg.i32, this.sleepIdx[this.index]!, 1);
       this.ringBell(this.index); // end our own wait, if the loop sleeps
     }
   }
@@ -772,7 +778,9 @@ export class ShmEndpoint {
         }
         if (changed) continue;
       }
-      Atomics.store(i32, mySleep, 1);
+      // held awake (a synchronous poller takes the messages): sleep without announcing it;
+      // releaseAwake announces it later and looks again
+      if (!this.heldAwake) Atomics.store(i32, mySleep, 1);
       // after announcing that we sleep, look again: a producer that did not see the flag published
       // before our look (message notifications ring only sleepers)
       if (Atomics.load(i32, myBell) === seen && !this.incoming(ANY)) {
