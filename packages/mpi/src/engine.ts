@@ -12,8 +12,9 @@ import { UnexpectedMessage } from './matching/unexpected';
 import type { Proc } from './proc';
 import { ProcMode } from './proc';
 import { FastYield, nextTurn } from './progress/fast-yield';
+import { choosePolling, cpuPool, machineNow, type PollChoice } from './progress/poll-policy';
 import { SyncPoll } from './progress/sync-poll';
-import { choosePolling, type PollChoice, WaitPoller } from './progress/wait-poller';
+import { WaitPoller } from './progress/wait-poller';
 import { ReqFlag, ReqState, ReqType, RpiRequest } from './rpi/request';
 import type { RpiActions, RpiHost, RpiModule, RpiRuntime } from './rpi/types';
 
@@ -61,8 +62,8 @@ export class Engine implements RpiHost {
   onPeerFailed: (proc: Proc, error: MpiError) => void = () => {};
   /** Polls the event loop while an MPI call waits (mpi_base_poll_us; issue 18). */
   readonly poller: WaitPoller;
-  /** What was chosen for polling here, and why (verbose output). */
-  readonly pollChoice: PollChoice;
+  /** What was chosen for polling here, and why (verbose output); re-chosen now and then. */
+  pollChoice: PollChoice;
   /** Yields to the event loop in a run of calls that complete at once (mpi_base_yield_every). */
   readonly fastYield: FastYield;
   /** Synchronous spinning and polling of a `polling` rpi module (issue 15). */
@@ -77,13 +78,20 @@ export class Engine implements RpiHost {
   ) {
     this.self = new SelfChannel(this.matcher, myProc, (r) => this.complete(r), SELF_EAGER_LIMIT);
     const node = myProc.gps.node;
-    this.pollChoice = choosePolling(
-      params.get<number>('mpi_base_poll_us'),
-      params.lookup('mpi_base_poll_us').source !== 'default',
-      params.get<number>('mpi_base_poll_oversubscribed_us'),
-      procs.filter((p) => p.gps.node === node).length,
-    );
-    this.poller = new WaitPoller(this.pollChoice.budgetUs);
+    const inputs = {
+      requestedUs: params.get<number>('mpi_base_poll_us'),
+      explicit: params.lookup('mpi_base_poll_us').source !== 'default',
+      oversubscribedUs: params.get<number>('mpi_base_poll_oversubscribed_us'),
+      nodeRanks: procs.filter((p) => p.gps.node === node).length,
+      cores: cpuPool(),
+    };
+    this.pollChoice = choosePolling({ ...inputs, ...machineNow() });
+    this.poller = new WaitPoller(this.pollChoice.budgetUs, () => {
+      const c = choosePolling({ ...inputs, ...machineNow() });
+      if (c.budgetUs !== this.pollChoice.budgetUs) this.verbose(1, c.reason);
+      this.pollChoice = c;
+      return c.budgetUs;
+    });
     this.fastYield = new FastYield(params.get<number>('mpi_base_yield_every'));
   }
 

@@ -5,8 +5,10 @@
  * anything called later. Nothing is lost or reordered.
  *
  * Entry points use one of three shapes, so that no call site open-codes the check:
- * - `call(fn)`: an asynchronous call (blocking send/receive, collectives, probe, finalize) runs
- *   now, or when the gate opens; the caller's promise settles as `fn`'s does.
+ * - `call(fn)`: an asynchronous call (collectives, probe, finalize) runs now, or when the gate
+ *   opens; the caller's promise settles as `fn`'s does.
+ * - `callReporting(fn)`: the same for a call that says itself when it returned (blocking
+ *   send/receive: the hot path of a checkpointable job).
  * - `run(fn, held)`: a call that returns at once (starting a non-blocking request, cancel) runs
  *   now, or `held()` runs now and `fn` when the gate opens.
  * - `query(fn, held)`: a non-blocking question (`iprobe`) is answered now, or with `held` (the
@@ -14,11 +16,15 @@
  *
  * Open, each costs one property read and a call: the hot path stays as it was.
  */
+const NOTHING = (): void => {};
+
 export class EntryGate {
   open = true;
   private deferred: (() => void)[] = [];
   /** Told when a call starts running and when it returns (the cr rollback log), if set. */
   calls: { callEntered(): void; callReturned(): void } | null = null;
+  /** What `callReporting` hands its calls: one function for all of them (no closure per call). */
+  private readonly returned = (): void => this.calls?.callReturned();
 
   close(): void {
     this.open = false;
@@ -36,6 +42,36 @@ export class EntryGate {
         }
       });
     });
+  }
+
+  /**
+   * An asynchronous entry point that reports its own return: `fn(returned)` calls `returned()`
+   * exactly once, before it returns a settled promise or synchronously inside the reaction that
+   * settles the promise it returned (so before the caller continues). The gate then needs no
+   * reaction of its own to count the call: a checkpointable job's blocking send or receive costs
+   * what it costs without a cr module (Table 7.4). A throw from `fn` counts as its return.
+   */
+  callReporting<T>(fn: (returned: () => void) => Promise<T>): Promise<T> {
+    if (this.open) return this.calls === null ? fn(NOTHING) : this.countedReporting(fn);
+    return new Promise<T>((resolve, reject) => {
+      this.deferred.push(() => {
+        try {
+          (this.calls === null ? fn(NOTHING) : this.countedReporting(fn)).then(resolve, reject);
+        } catch (err) {
+          reject(err);
+        }
+      });
+    });
+  }
+
+  private countedReporting<T>(fn: (returned: () => void) => Promise<T>): Promise<T> {
+    this.calls!.callEntered();
+    try {
+      return fn(this.returned);
+    } catch (err) {
+      this.returned();
+      throw err;
+    }
   }
 
   /**

@@ -1,38 +1,66 @@
 import { performance } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
 import { FastYield } from '../src/progress/fast-yield';
-import { choosePolling, WaitPoller } from '../src/progress/wait-poller';
+import { choosePolling, cpuPool } from '../src/progress/poll-policy';
+import { RECHECK_MS, WaitPoller } from '../src/progress/wait-poller';
 
 /** The progress engine's parts in one process (issue 18); the real-process tests are tcp's. */
 
 describe('choosePolling', () => {
+  /** 2 ranks on a quiet 2-core node, unbound, mpi_base_poll_us 100 by default. */
+  const base = {
+    requestedUs: 100,
+    explicit: false,
+    oversubscribedUs: 0,
+    nodeRanks: 2,
+    cores: 2,
+    load: 0.5,
+    allowedCpus: 2,
+  };
+
   it('polls mpi_base_poll_us when the node has no more ranks than cores', () => {
-    const c = choosePolling(100, false, 0, 2, 2, 0.5);
-    expect(c).toMatchObject({ budgetUs: 100, oversubscribed: false, nodeRanks: 2, cores: 2 });
+    const c = choosePolling(base);
+    expect(c).toMatchObject({ budgetUs: 100, oversubscribed: false, shared: false, cores: 2 });
     expect(c.reason).toContain('polls 100 µs per wait');
   });
 
   it('backs off to mpi_base_poll_oversubscribed_us with more ranks than cores', () => {
-    const c = choosePolling(100, false, 0, 8, 2, 0.5);
+    const c = choosePolling({ ...base, nodeRanks: 8 });
     expect(c).toMatchObject({ budgetUs: 0, oversubscribed: true });
     expect(c.reason).toContain('never polls');
     expect(c.reason).toContain('oversubscribed (8 ranks on 2 cores)');
-    expect(choosePolling(100, false, 20, 3, 2, 0.5).budgetUs).toBe(20);
+    expect(choosePolling({ ...base, nodeRanks: 3, oversubscribedUs: 20 }).budgetUs).toBe(20);
+    // bound or not: the job's own ranks share the cores
+    expect(choosePolling({ ...base, nodeRanks: 3, allowedCpus: 1 }).budgetUs).toBe(0);
   });
 
-  it('backs off too when the load average reaches the cores (other programs keep them busy)', () => {
-    const c = choosePolling(100, false, 0, 2, 2, 2.5);
-    expect(c).toMatchObject({ budgetUs: 0, oversubscribed: true, load: 2.5 });
-    expect(c.reason).toContain('oversubscribed (load 2.5 on 2 cores)');
-    expect(choosePolling(100, false, 0, 2, 2, 1.9).budgetUs).toBe(100);
+  it('backs off on busy cores only while the process is not bound to one CPU', () => {
+    const c = choosePolling({ ...base, load: 2.5 });
+    expect(c).toMatchObject({ budgetUs: 0, oversubscribed: false, shared: true, load: 2.5 });
+    expect(c.reason).toContain('busy cores (load 2.5 on 2) and not bound to one CPU');
+    expect(choosePolling({ ...base, load: 1.9 }).budgetUs).toBe(100);
+    const bound = choosePolling({ ...base, load: 7, allowedCpus: 1 });
+    expect(bound).toMatchObject({ budgetUs: 100, shared: false });
+    expect(bound.reason).toContain('load 7.0, bound to 1 CPU');
   });
 
-  it('keeps an explicitly set mpi_base_poll_us even when oversubscribed', () => {
-    expect(choosePolling(50, true, 0, 8, 2, 9).budgetUs).toBe(50);
+  it('keeps an explicitly set mpi_base_poll_us even when oversubscribed or busy', () => {
+    expect(choosePolling({ ...base, requestedUs: 50, explicit: true, nodeRanks: 8 }).budgetUs).toBe(
+      50,
+    );
+    expect(choosePolling({ ...base, requestedUs: 50, explicit: true, load: 9 }).budgetUs).toBe(50);
   });
 
   it('treats a negative window as 0 (never polls)', () => {
-    expect(choosePolling(-5, true, 0, 1, 2, 0).budgetUs).toBe(0);
+    expect(choosePolling({ ...base, requestedUs: -5, explicit: true }).budgetUs).toBe(0);
+  });
+});
+
+describe('cpuPool', () => {
+  it("is the CPUs this process may use, or the node's when it is bound to one", () => {
+    expect(cpuPool(2, () => 64)).toBe(2); // a cpuset of 2 on a 64-core node
+    expect(cpuPool(1, () => 2)).toBe(2); // bound to one CPU: the node's cores
+    expect(cpuPool(1, () => 0)).toBe(1);
   });
 });
 
@@ -85,6 +113,31 @@ describe('WaitPoller', () => {
     expect(p.windowUs).toBe(20);
     for (let i = 0; i < 10; i++) p.release(p.hold());
     expect(p.windowUs).toBe(160); // the budget at most
+  });
+
+  it('asks recheck for a new budget at the first wait after RECHECK_MS, not before', async () => {
+    let asked = 0;
+    let budget = 0;
+    const p = new WaitPoller(100, () => {
+      asked++;
+      return budget;
+    });
+    p.release(p.hold());
+    expect(asked).toBe(0);
+    budget = 0; // the machine got busy: the next check turns polling off
+    await turnsAfter(RECHECK_MS + 20);
+    const since = p.hold();
+    expect(asked).toBe(1);
+    expect(p.budgetUs).toBe(0);
+    expect(p.polling).toBe(false);
+    p.release(since);
+    p.release(p.hold()); // within RECHECK_MS of the check: not asked again
+    expect(asked).toBe(1);
+    budget = 200;
+    await turnsAfter(RECHECK_MS + 20);
+    const again = p.hold();
+    expect([asked, p.budgetUs, p.windowUs, p.polling]).toEqual([2, 200, 200, true]);
+    p.release(again);
   });
 
   it('never polls with a window of 0', async () => {

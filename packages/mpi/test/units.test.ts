@@ -155,6 +155,42 @@ describe('EntryGate', () => {
     await expect(ok).resolves.toBe(7);
     await expect(bad).rejects.toThrow('boom');
   });
+
+  it('counts a call as running until its promise settles, or until it reports its return', async () => {
+    const g = new EntryGate();
+    let running = 0;
+    g.calls = { callEntered: () => running++, callReturned: () => running-- };
+    let finish!: () => void;
+    const pending = g.call(() => new Promise<void>((r) => (finish = r)));
+    expect(running).toBe(1);
+    const reported = g.callReporting((returned) => {
+      returned(); // finished before returning
+      return Promise.resolve(3);
+    });
+    expect(running).toBe(1); // counted as returned at once; the pending one runs
+    expect(await reported).toBe(3);
+    finish();
+    await pending;
+    expect(running).toBe(0); // dropped before the caller continued
+    await expect(g.call(() => Promise.reject(new Error('no')))).rejects.toThrow('no');
+    expect(running).toBe(0);
+    for (const shape of ['call', 'callReporting'] as const)
+      expect(() =>
+        g[shape](() => {
+          throw new Error('sync');
+        }),
+      ).toThrow('sync');
+    expect(running).toBe(0);
+    g.close();
+    const held = g.callReporting(async (returned) => {
+      returned();
+      return 'ran';
+    });
+    expect(running).toBe(0); // not entered while the gate is closed
+    g.reopen();
+    expect(await held).toBe('ran');
+    expect(running).toBe(0);
+  });
 });
 
 describe('process list and envelopes', () => {

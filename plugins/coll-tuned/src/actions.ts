@@ -1,14 +1,27 @@
 import type { CollActions, CollComm, NumericArray, ReduceOp } from '@ssi/mpi';
-import { allgatherRecursiveDoubling, allgatherRing } from './allgather';
-import { allreduceRabenseifner, allreduceRecursiveDoubling, allreduceRing } from './allreduce';
-import { alltoallLinear, alltoallPairwise } from './alltoall';
-import { barrierDissemination, barrierRecursiveDoubling } from './barrier';
+import { allgatherBruck, allgatherRecursiveDoubling, allgatherRing } from './allgather';
+import {
+  allreduceRabenseifner,
+  allreduceRecursiveDoubling,
+  allreduceReduceBcast,
+  allreduceRing,
+} from './allreduce';
+import { alltoallBruck, alltoallLinear, alltoallPairwise } from './alltoall';
+import { barrierDissemination, barrierRecursiveDoubling, barrierTree } from './barrier';
 import { bcastBinomial, bcastScatterAllgather, makeBcastChain } from './bcast';
 import type { Decisions } from './decisions';
 import { reduceBinomial, reduceRing } from './reduce';
+import {
+  type ReduceScatter,
+  reduceScatterRecursiveDoubling,
+  reduceScatterRecursiveHalving,
+  reduceScatterRing,
+} from './reduce-scatter';
+import { exscanRecursiveDoubling, scanRecursiveDoubling } from './scan';
 import { splitUnit } from './split';
 import { isPowerOfTwo } from './virtual';
 
+type Barrier = NonNullable<CollActions['barrier']>;
 type Bcast = NonNullable<CollActions['bcast']>;
 type Allreduce = NonNullable<CollActions['allreduce']>;
 type Reduce = NonNullable<CollActions['reduce']>;
@@ -32,62 +45,72 @@ function chooseBcast(size: number, d: Decisions): Bcast {
   }
 }
 
-type AllreduceKind = 'recursive_doubling' | 'rabenseifner' | 'ring';
+const BARRIER: Record<Exclude<Decisions['algorithm']['barrier'], 'auto'>, Barrier> = {
+  dissemination: barrierDissemination,
+  recursive_doubling: barrierRecursiveDoubling,
+  tree: barrierTree,
+};
+
+type AllreduceKind = 'recursive_doubling' | 'rabenseifner' | 'ring' | 'reduce_bcast';
 
 /**
  * Which allreduce runs for `op` on `bytes`. Rabenseifner and the ring cut the vector, and the
  * ring reorders operands: both only for built-in operators (commutative, element by element;
- * `split.ts`). A user-defined operator gets recursive doubling, which keeps vectors whole and
- * operands in rank order, whatever was asked.
+ * `split.ts`). A user-defined operator gets recursive doubling (or reduce_bcast, when asked or
+ * crowded), which keep vectors whole and operands in rank order, whatever was asked.
  */
-function allreduceKind(size: number, d: Decisions, op: ReduceOp, bytes: number): AllreduceKind {
+function allreduceKind(d: Decisions, op: ReduceOp, bytes: number, crowded: boolean): AllreduceKind {
   const cuttable = splitUnit(op) > 0 && op.commutative;
   const asked = d.algorithm.allreduce;
+  // reduce_bcast keeps vectors whole and operands in rank order: for any operator.
+  if (asked === 'reduce_bcast') return asked;
+  if (asked === 'auto') {
+    if (bytes >= d.allreduceLarge && cuttable) return 'ring';
+    return crowded ? 'reduce_bcast' : 'recursive_doubling';
+  }
   if (!cuttable || asked === 'recursive_doubling') return 'recursive_doubling';
-  if (asked !== 'auto') return asked;
-  if (bytes < d.allreduceLarge) return 'recursive_doubling';
-  return isPowerOfTwo(size) ? 'rabenseifner' : 'ring';
+  return asked;
 }
 
 const ALLREDUCE: Record<AllreduceKind, Allreduce> = {
   recursive_doubling: allreduceRecursiveDoubling,
   rabenseifner: allreduceRabenseifner,
   ring: allreduceRing,
+  reduce_bcast: allreduceReduceBcast,
 };
 
-function chooseAllreduce(size: number, d: Decisions): Allreduce {
+function chooseAllreduce(d: Decisions, crowded: boolean): Allreduce {
   return (comm, send, recv: NumericArray, op) =>
-    ALLREDUCE[allreduceKind(size, d, op, recv.byteLength)](comm, send, recv, op);
+    ALLREDUCE[allreduceKind(d, op, recv.byteLength, crowded)](comm, send, recv, op);
 }
 
 /**
- * Reduce follows allreduce's choice so both give the same bits for the same operands: the ring
- * where allreduce takes the ring, else the binomial tree (recursive doubling's and
- * Rabenseifner's association).
+ * Reduce: the binomial tree (recursive doubling's association, so it gives the same bits as the
+ * recursive-doubling and reduce_bcast allreduces), or, forced, the ring's reduce-scatter and a
+ * gather to the root (the ring allreduce's association; built-in operators only). The ring
+ * measured 1.3x slower than the tree at 4 MiB on 8 ranks, so `auto` keeps the tree.
  */
-function chooseReduce(size: number, d: Decisions): Reduce {
+function chooseReduce(d: Decisions): Reduce {
+  if (d.algorithm.reduce !== 'ring') return reduceBinomial;
   return (comm, send, recv, op, root) => {
-    const bytes = (send ?? recv)!.byteLength;
-    const ring = allreduceKind(size, d, op, bytes) === 'ring';
-    return (ring ? reduceRing : reduceBinomial)(comm, send, recv, op, root);
+    const cuttable = splitUnit(op) > 0 && op.commutative;
+    return (cuttable ? reduceRing : reduceBinomial)(comm, send, recv, op, root);
   };
 }
 
 function chooseAllgather(size: number, d: Decisions): Allgather {
-  // Recursive doubling needs a power of two; on other sizes the ring serves every request.
-  if (!isPowerOfTwo(size)) return allgatherRing;
+  // Recursive doubling needs a power of two; Bruck takes its place (log2 n rounds) elsewhere.
+  const small = isPowerOfTwo(size) ? allgatherRecursiveDoubling : allgatherBruck;
   switch (d.algorithm.allgather) {
     case 'recursive_doubling':
-      return allgatherRecursiveDoubling;
+      return small;
+    case 'bruck':
+      return allgatherBruck;
     case 'ring':
       return allgatherRing;
     default:
       return (comm, send, recv) =>
-        (recv.length < d.allgatherLarge ? allgatherRecursiveDoubling : allgatherRing)(
-          comm,
-          send,
-          recv,
-        );
+        (recv.length < d.allgatherLarge ? small : allgatherRing)(comm, send, recv);
   }
 }
 
@@ -97,33 +120,77 @@ function chooseAlltoall(size: number, d: Decisions): Alltoall {
       return alltoallLinear;
     case 'pairwise':
       return alltoallPairwise;
+    case 'bruck':
+      return alltoallBruck;
     default:
-      return (comm: CollComm, send, recv) =>
-        (recv.length / size < d.alltoallLarge ? alltoallLinear : alltoallPairwise)(
-          comm,
-          send,
-          recv,
-        );
+      return (comm: CollComm, send, recv) => {
+        const block = recv.length / size;
+        // On 2 processes Bruck is the one message linear sends, plus copies.
+        if (block < d.alltoallSmall && size > 2) return alltoallBruck(comm, send, recv);
+        return (block < d.alltoallLarge ? alltoallLinear : alltoallPairwise)(comm, send, recv);
+      };
   }
 }
 
+type ReduceScatterKind = 'recursive_halving' | 'ring' | 'recursive_doubling';
+
 /**
- * The collectives tuned provides for a communicator of `size` processes. Forced algorithms are
- * fixed here; `auto` chooses per call by the buffer's size. Everything else (gather, scatter,
- * the v- and w-variants, reduce-scatter, scans, intercommunicators) falls back to lam_basic
- * through the framework.
+ * Which reduce-scatter runs. Recursive halving and the ring cut the vector (at the callers'
+ * block boundaries) and reorder operands: commutative built-in operators only, with every block
+ * in whole units of the operator (`split.ts`). Anything else gets recursive doubling, which
+ * keeps vectors whole and operands in rank order.
  */
-export function actionsFor(size: number, d: Decisions): CollActions {
+function reduceScatterKind(
+  d: Decisions,
+  op: ReduceOp,
+  counts: readonly number[],
+  bytes: number,
+): ReduceScatterKind {
+  const unit = splitUnit(op);
+  const cuttable = unit > 0 && op.commutative && counts.every((n) => n % unit === 0);
+  const asked = d.algorithm.reduce_scatter;
+  if (!cuttable || asked === 'recursive_doubling') return 'recursive_doubling';
+  if (asked !== 'auto') return asked;
+  return bytes >= d.reduceScatterLarge ? 'ring' : 'recursive_halving';
+}
+
+const REDUCE_SCATTER: Record<ReduceScatterKind, ReduceScatter> = {
+  recursive_halving: reduceScatterRecursiveHalving,
+  ring: reduceScatterRing,
+  recursive_doubling: reduceScatterRecursiveDoubling,
+};
+
+function chooseReduceScatter(d: Decisions): ReduceScatter {
+  return (comm, send, recv, counts, op) => {
+    const operand = send ?? recv;
+    const bytes = counts.reduce((a, b) => a + b, 0) * operand.BYTES_PER_ELEMENT;
+    const kind = reduceScatterKind(d, op, counts, bytes);
+    return REDUCE_SCATTER[kind](comm, send, recv, counts, op);
+  };
+}
+
+/**
+ * The collectives tuned provides for a communicator of `size` processes, `crowded` when one of
+ * its nodes holds `crowded_ranks` of them or more. Forced algorithms are fixed here; `auto`
+ * chooses per call by the buffer's size. Everything else (gather, scatter,
+ * the v- and w-variants, intercommunicators, and scan/exscan unless `scan_algorithm` is
+ * `recursive_doubling`)
+ * falls back to lam_basic through the framework.
+ */
+export function actionsFor(size: number, d: Decisions, crowded = false): CollActions {
+  const barrier = d.algorithm.barrier;
   return {
-    barrier:
-      d.algorithm.barrier === 'recursive_doubling'
-        ? barrierRecursiveDoubling
-        : barrierDissemination,
+    barrier: BARRIER[barrier === 'auto' ? (crowded ? 'tree' : 'dissemination') : barrier],
     bcast: chooseBcast(size, d),
-    reduce: chooseReduce(size, d),
-    allreduce: chooseAllreduce(size, d),
+    reduce: chooseReduce(d),
+    allreduce: chooseAllreduce(d, crowded),
     allgather: chooseAllgather(size, d),
     alltoall: chooseAlltoall(size, d),
+    reduceScatter: chooseReduceScatter(d),
+    // `auto` and `linear`: leave both out, so lam_basic's chain serves them.
+    ...(d.algorithm.scan === 'recursive_doubling'
+      ? { scan: scanRecursiveDoubling, exscan: exscanRecursiveDoubling }
+      : {}),
     // Layered on point-to-point, tuned keeps no messages of its own between calls: the rpi
     // drains the network at a checkpoint, so no phase has anything to do (App. D.2.4).
     interrupt() {},

@@ -57,3 +57,41 @@ export async function allgatherRing(
     );
   }
 }
+
+/**
+ * Bruck's allgather, any n: rank r collects blocks r, r + 1, ... in a scratch buffer; in round k
+ * it sends the first min(2^k, n - 2^k) blocks it has to r - 2^k and appends as many from
+ * r + 2^k. ceil(log2 n) latencies on every size (recursive doubling needs a power of two); one
+ * rotation into place at the end.
+ */
+export async function allgatherBruck(
+  comm: CollComm,
+  send: Uint8Array | null,
+  recv: Uint8Array,
+): Promise<void> {
+  const c = comm.coll;
+  const n = c.size;
+  const block = recv.length / n;
+  const own = send ?? blockOf(recv, c.rank, n);
+  if (n === 1) {
+    placeOwn(comm, send, recv);
+    return;
+  }
+  const have = new Uint8Array(recv.length);
+  have.set(own);
+  for (let dist = 1; dist < n; dist *= 2) {
+    const count = Math.min(dist, n - dist) * block;
+    await c.sendrecv(
+      have.subarray(0, count),
+      (c.rank - dist + n) % n,
+      Tag.ALLGATHER,
+      have.subarray(dist * block, dist * block + count),
+      (c.rank + dist) % n,
+      Tag.ALLGATHER,
+    );
+  }
+  // have[i] is rank r + i's block.
+  const split = (n - c.rank) * block;
+  recv.set(have.subarray(0, split), c.rank * block);
+  recv.set(have.subarray(split), 0);
+}

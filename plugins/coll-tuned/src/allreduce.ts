@@ -1,8 +1,9 @@
 import type { CollComm, NumericArray, ReduceOp } from '@ssi/mpi';
 import { similarArray } from '@ssi/mpi';
+import { bcastBinomial } from './bcast';
 import { slice } from './buffers';
 import { recvOperand, swapOperands } from './exchange';
-import { foldExtras } from './reduce';
+import { foldExtras, reduceBinomial } from './reduce';
 import { ringBlocks, ringReduceScatter } from './ring';
 import { splitUnit } from './split';
 import { Tag } from './tags';
@@ -149,3 +150,22 @@ export const allreduceRing = onReceiveBuffer(async (comm, acc, op) => {
     );
   }
 });
+
+/**
+ * Binomial reduce to rank 0, then binomial bcast: 2 (n - 1) messages of the whole vector in
+ * 2 ceil(log2 n) latencies, against recursive doubling's n log2 n messages in half the latencies:
+ * the better trade when processes outnumber cores. The reduce is `reduceBinomial`, so operands
+ * combine in recursive doubling's association (rank order, the same bits as `reduce`).
+ */
+export async function allreduceReduceBcast(
+  comm: CollComm,
+  send: NumericArray | null,
+  recv: NumericArray,
+  op: ReduceOp,
+): Promise<void> {
+  const root = comm.coll.rank === 0;
+  // In place the operand is in `recv`; only rank 0 accumulates there.
+  if (root) await reduceBinomial(comm, send, recv, op, 0);
+  else await reduceBinomial(comm, send ?? recv, null, op, 0);
+  await bcastBinomial(comm, new Uint8Array(recv.buffer, recv.byteOffset, recv.byteLength), 0);
+}

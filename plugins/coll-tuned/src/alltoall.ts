@@ -55,3 +55,47 @@ export async function alltoallLinear(
   blockOf(recv, c.rank, n).set(blockOf(src, c.rank, n));
   await Promise.all(requests.map((r) => r.wait()));
 }
+
+/**
+ * Bruck's alltoall for small blocks: rank r rotates its blocks so that slot i holds the block
+ * for r + i; in round k it sends every slot with bit k set, packed in one message, to r + 2^k
+ * and puts what arrives from r - 2^k into the same slots. After ceil(log2 n) rounds slot i holds
+ * the block from r - i. log2 n messages per process instead of n - 1, each of about n/2 blocks,
+ * plus the packing copies: for small blocks on many processes.
+ */
+export async function alltoallBruck(
+  comm: CollComm,
+  send: Uint8Array | null,
+  recv: Uint8Array,
+): Promise<void> {
+  const c = comm.coll;
+  const n = c.size;
+  const r = c.rank;
+  const block = recv.length / n;
+  const src = send ?? recv;
+  // Slot i: the block for r + i (read before `recv` is written: in place works).
+  const slots = new Uint8Array(recv.length);
+  slots.set(src.subarray(r * block), 0);
+  slots.set(src.subarray(0, r * block), (n - r) * block);
+  const out = new Uint8Array(Math.ceil(n / 2) * block);
+  const into = new Uint8Array(out.length);
+  for (let k = 1; k < n; k *= 2) {
+    const moving: number[] = [];
+    for (let i = k; i < n; i++) if (i & k) moving.push(i);
+    for (const [j, i] of moving.entries()) out.set(blockOf(slots, i, n), j * block);
+    const bytes = moving.length * block;
+    await c.sendrecv(
+      out.subarray(0, bytes),
+      (r + k) % n,
+      Tag.ALLTOALL,
+      into.subarray(0, bytes),
+      (r - k + n) % n,
+      Tag.ALLTOALL,
+    );
+    for (const [j, i] of moving.entries()) {
+      blockOf(slots, i, n).set(into.subarray(j * block, (j + 1) * block));
+    }
+  }
+  // Slot i: the block from r - i.
+  for (let i = 0; i < n; i++) blockOf(recv, (r - i + n) % n, n).set(blockOf(slots, i, n));
+}

@@ -47,3 +47,24 @@ export async function barrierRecursiveDoubling(comm: CollComm): Promise<void> {
   }
   if (folded) await c.send(NOTHING, c.rank + 1, Tag.BARRIER);
 }
+
+/**
+ * Binomial-tree barrier: every process hears from its children (rank r + 2^k below r's lowest
+ * set bit), tells its parent (r minus that bit), and is released down the same tree. 2 (n - 1)
+ * messages in 2 ceil(log2 n) latencies: fewer messages than dissemination's n ceil(log2 n),
+ * which is what counts when processes outnumber cores.
+ */
+export async function barrierTree(comm: CollComm): Promise<void> {
+  const c = comm.coll;
+  const n = c.size;
+  const r = c.rank;
+  const children: number[] = [];
+  const below = r === 0 ? n : r & -r;
+  for (let m = 1; m < below && r + m < n; m *= 2) children.push(r + m);
+  await Promise.all(children.map((child) => c.recv(NOTHING, child, Tag.BARRIER)));
+  if (r !== 0) {
+    await c.send(NOTHING, r - below, Tag.BARRIER);
+    await c.recv(NOTHING, r - below, Tag.BARRIER_RELEASE);
+  }
+  await Promise.all(children.map((child) => c.send(NOTHING, child, Tag.BARRIER_RELEASE)));
+}

@@ -3,11 +3,14 @@ import { SsiError } from '@ssi/core';
 
 /** The algorithms each collective may be forced to; `auto` chooses by size per call. */
 export const ALGORITHM_CHOICES = {
-  barrier: ['auto', 'dissemination', 'recursive_doubling'],
+  barrier: ['auto', 'dissemination', 'recursive_doubling', 'tree'],
   bcast: ['auto', 'binomial', 'scatter_allgather', 'chain'],
-  allreduce: ['auto', 'recursive_doubling', 'rabenseifner', 'ring'],
-  allgather: ['auto', 'recursive_doubling', 'ring'],
-  alltoall: ['auto', 'linear', 'pairwise'],
+  allreduce: ['auto', 'recursive_doubling', 'rabenseifner', 'ring', 'reduce_bcast'],
+  reduce: ['auto', 'binomial', 'ring'],
+  allgather: ['auto', 'recursive_doubling', 'bruck', 'ring'],
+  alltoall: ['auto', 'linear', 'pairwise', 'bruck'],
+  reduce_scatter: ['auto', 'recursive_halving', 'ring', 'recursive_doubling'],
+  scan: ['auto', 'recursive_doubling', 'linear'],
 } as const;
 
 type Collective = keyof typeof ALGORITHM_CHOICES;
@@ -26,6 +29,12 @@ export interface Decisions {
   allgatherLarge: number;
   /** alltoall: pairwise exchange from this block (per pair) size on, linear below. */
   alltoallLarge: number;
+  /** alltoall: Bruck below this block (per pair) size, on more than 2 processes. */
+  alltoallSmall: number;
+  /** reduce-scatter: ring from this vector size on. */
+  reduceScatterLarge: number;
+  /** Ranks on one node from which `auto` takes the algorithms with the fewest messages. */
+  crowdedRanks: number;
 }
 
 const algorithmParam = (c: Collective, auto: string): ParamSpec => ({
@@ -44,41 +53,78 @@ const bytesParam = (value: number, help: string): ParamSpec => ({
 export const TUNED_PARAMS = {
   priority: {
     type: 'int',
-    default: 5,
-    help: 'Priority of the tuned coll module (0-100); below lam_basic (10): select it with --ssi coll tuned (its 4 MiB bcast is still slower than lam_basic from 4 ranks on)',
+    default: 30,
+    help: 'Priority of the tuned coll module (0-100); above lam_basic (10), so it serves every intracommunicator by default (measured not slower than lam_basic on any collective it provides); lam_basic fills in what it leaves out',
   },
-  barrier_algorithm: algorithmParam('barrier', 'dissemination'),
+  barrier_algorithm: algorithmParam('barrier', 'dissemination; tree when crowded (crowded_ranks)'),
   bcast_algorithm: algorithmParam(
     'bcast',
     'binomial, scatter_allgather from bcast_large_bytes on more than 2 processes',
   ),
   allreduce_algorithm: algorithmParam(
     'allreduce',
-    'recursive_doubling; from allreduce_large_bytes on, for built-in operators, rabenseifner on ' +
-      'a power-of-two size, else ring (user-defined operators: always recursive_doubling)',
+    'recursive_doubling (reduce_bcast when crowded); from allreduce_large_bytes on, for built-in ' +
+      'operators, ring (user-defined operators never get ring or rabenseifner)',
+  ),
+  reduce_algorithm: algorithmParam(
+    'reduce',
+    "binomial (ring: for built-in operators, the ring allreduce's association)",
   ),
   allgather_algorithm: algorithmParam(
     'allgather',
-    'recursive_doubling on a power-of-two size below allgather_large_bytes, else ring',
+    'below allgather_large_bytes recursive_doubling on a power-of-two size, else bruck; from it ring ' +
+      '(recursive_doubling forced on other sizes: bruck)',
   ),
-  alltoall_algorithm: algorithmParam('alltoall', 'linear, pairwise from alltoall_large_bytes'),
+  alltoall_algorithm: algorithmParam(
+    'alltoall',
+    'bruck below alltoall_small_bytes on more than 2 processes, linear, pairwise from alltoall_large_bytes',
+  ),
+  reduce_scatter_algorithm: algorithmParam(
+    'reduce_scatter',
+    'for commutative built-in operators recursive_halving, ring from reduce_scatter_large_bytes; ' +
+      'other operators always recursive_doubling (rank order kept)',
+  ),
+  scan_algorithm: algorithmParam(
+    'scan',
+    "linear, which leaves scan and exscan to lam_basic's chain (measured faster for calls back " +
+      'to back)',
+  ),
+  // On one node every copy crosses the same memory, and scatter-allgather copies more in all
+  // than the binomial tree (measured 1.8-2.3x slower at 4 MiB on 4 and 8 ranks): off by default.
   bcast_large_bytes: bytesParam(
-    262_144,
-    'bcast: buffer size (bytes) from which auto uses scatter_allgather',
+    1 << 30,
+    'bcast: buffer size (bytes) from which auto uses scatter_allgather (default 1 GiB: binomial, ' +
+      'measured faster on one node; lower it where links are independent)',
   ),
   bcast_segment_bytes: bytesParam(65_536, 'bcast: segment size (bytes) of the chain algorithm'),
   allreduce_large_bytes: bytesParam(
-    65_536,
-    'allreduce: vector size (bytes) from which auto leaves recursive_doubling',
+    1_048_576,
+    'allreduce: vector size (bytes) from which auto uses ring (built-in operators)',
   ),
   allgather_large_bytes: bytesParam(
-    65_536,
+    1_048_576,
     'allgather: total size of all blocks (bytes) from which auto uses ring',
   ),
   alltoall_large_bytes: bytesParam(
-    65_536,
+    1_048_576,
     'alltoall: block size per pair (bytes) from which auto uses pairwise',
   ),
+  alltoall_small_bytes: bytesParam(
+    256,
+    'alltoall: block size per pair (bytes) below which auto uses bruck (more than 2 processes)',
+  ),
+  reduce_scatter_large_bytes: bytesParam(
+    65_536,
+    'reduce_scatter: vector size (bytes) from which auto uses ring',
+  ),
+  crowded_ranks: {
+    type: 'int',
+    default: 5,
+    help:
+      'ranks of a communicator on one node from which auto takes the algorithms with the fewest ' +
+      'messages (tree barrier, reduce_bcast allreduce): where processes outnumber cores, every ' +
+      'message costs CPU time the others wait for (measured: from 8 ranks on 2 cores)',
+  },
 } satisfies Record<string, ParamSpec>;
 
 const full = (name: keyof typeof TUNED_PARAMS) => `coll_tuned_${name}`;
@@ -101,7 +147,7 @@ function readBytes(params: ParamRegistry, name: keyof typeof TUNED_PARAMS, least
   if (!Number.isInteger(value) || value < least) {
     throw new SsiError(
       'BAD_PARAM',
-      `${full(name)} is ${params.get(full(name))}; expected a whole number of bytes >= ${least}`,
+      `${full(name)} is ${params.get(full(name))}; expected a whole number ${name.endsWith('_bytes') ? 'of bytes ' : ''}>= ${least}`,
     );
   }
   return value;
@@ -114,13 +160,19 @@ export function readDecisions(params: ParamRegistry): Decisions {
       barrier: readAlgorithm(params, 'barrier'),
       bcast: readAlgorithm(params, 'bcast'),
       allreduce: readAlgorithm(params, 'allreduce'),
+      reduce: readAlgorithm(params, 'reduce'),
       allgather: readAlgorithm(params, 'allgather'),
       alltoall: readAlgorithm(params, 'alltoall'),
+      reduce_scatter: readAlgorithm(params, 'reduce_scatter'),
+      scan: readAlgorithm(params, 'scan'),
     },
     bcastLarge: readBytes(params, 'bcast_large_bytes', 0),
     bcastSegment: readBytes(params, 'bcast_segment_bytes', 1),
     allreduceLarge: readBytes(params, 'allreduce_large_bytes', 0),
     allgatherLarge: readBytes(params, 'allgather_large_bytes', 0),
     alltoallLarge: readBytes(params, 'alltoall_large_bytes', 0),
+    alltoallSmall: readBytes(params, 'alltoall_small_bytes', 0),
+    reduceScatterLarge: readBytes(params, 'reduce_scatter_large_bytes', 0),
+    crowdedRanks: readBytes(params, 'crowded_ranks', 1),
   };
 }

@@ -20,11 +20,15 @@ const tuned: CollModule = defineModule<CollModule>({
   },
   init(comm, ctx) {
     const decisions = readDecisions(ctx.params);
+    // Every member sees the same locality, so all take the same algorithms.
+    const mostOnANode = Math.max(...comm.locality.nodes.map((ranks) => ranks.length));
+    const crowded = mostOnANode >= decisions.crowdedRanks;
     ctx.verbose(
       20,
-      `${comm.name}: tuned algorithms ${JSON.stringify(decisions.algorithm)} on ${comm.size} processes`,
+      `${comm.name}: tuned algorithms ${JSON.stringify(decisions.algorithm)} on ${comm.size} ` +
+        `processes, up to ${mostOnANode} on a node${crowded ? ' (crowded: fewest messages)' : ''}`,
     );
-    return actionsFor(comm.size, decisions);
+    return actionsFor(comm.size, decisions, crowded);
   },
 });
 

@@ -15,4 +15,8 @@ export const Tag = {
   ALLREDUCE_GATHER: 108,
   ALLGATHER: 109,
   ALLTOALL: 110,
+  REDUCE_SCATTER: 111,
+  SCAN: 112,
+  EXSCAN: 113,
+  BARRIER_RELEASE: 114,
 } as const;

@@ -17,29 +17,36 @@ const roots = (size: number) => [...new Set([0, 1 % size, Math.floor(size / 2), 
 const concat = (parts: Uint8Array[]) => Uint8Array.from(parts.flatMap((p) => Array.from(p)));
 
 /** Each configuration: one algorithm forced for its collective. */
-const FORCED: { label: string; forced: Partial<Algorithms> }[] = [
+const FORCED: { label: string; forced: Partial<Algorithms>; crowded?: boolean }[] = [
   { label: 'auto', forced: {} },
+  { label: 'auto, crowded', forced: {}, crowded: true },
   { label: 'barrier dissemination', forced: { barrier: 'dissemination' } },
   { label: 'barrier recursive_doubling', forced: { barrier: 'recursive_doubling' } },
+  { label: 'barrier tree', forced: { barrier: 'tree' } },
   { label: 'bcast binomial', forced: { bcast: 'binomial' } },
   { label: 'bcast scatter_allgather', forced: { bcast: 'scatter_allgather' } },
   { label: 'bcast chain', forced: { bcast: 'chain' } },
   { label: 'allreduce recursive_doubling', forced: { allreduce: 'recursive_doubling' } },
   { label: 'allreduce rabenseifner', forced: { allreduce: 'rabenseifner' } },
   { label: 'allreduce ring', forced: { allreduce: 'ring' } },
+  { label: 'allreduce reduce_bcast', forced: { allreduce: 'reduce_bcast' } },
+  { label: 'reduce ring', forced: { reduce: 'ring' } },
+  { label: 'reduce ring, allreduce ring', forced: { reduce: 'ring', allreduce: 'ring' } },
   { label: 'allgather recursive_doubling', forced: { allgather: 'recursive_doubling' } },
+  { label: 'allgather bruck', forced: { allgather: 'bruck' } },
   { label: 'allgather ring', forced: { allgather: 'ring' } },
   { label: 'alltoall linear', forced: { alltoall: 'linear' } },
   { label: 'alltoall pairwise', forced: { alltoall: 'pairwise' } },
+  { label: 'alltoall bruck', forced: { alltoall: 'bruck' } },
 ];
 
 type Body = Parameters<typeof onEveryRank>[1];
 const on = (size: number, _actions: CollActions, body: Body) =>
   onEveryRank(size, (comm, rank) => body(withStatuses(comm), rank), 10_000);
 
-describe.each(FORCED)('$label', ({ forced }) => {
+describe.each(FORCED)('$label', ({ forced, crowded }) => {
   it.each(SIZES)('every collective on %i processes', async (size) => {
-    const a = actionsFor(size, decisions(forced));
+    const a = actionsFor(size, decisions(forced), crowded);
     await on(size, a, async (comm) => {
       for (let i = 0; i < 3; i++) await a.barrier!(comm);
     });
@@ -102,8 +109,13 @@ describe.each(FORCED)('$label', ({ forced }) => {
       });
     }
 
-    // Sums whose value depends on the association: reduce (every root) and allreduce agree bit
-    // for bit, whichever algorithm the configuration picks for this size.
+    // Sums whose value depends on the association: reduce (every root) and the allreduce of the
+    // same association agree bit for bit (the binomial tree: recursive doubling's; the ring
+    // reduce: the ring allreduce's).
+    const sameBits = actionsFor(
+      size,
+      decisions({ allreduce: forced.reduce === 'ring' ? 'ring' : 'recursive_doubling' }),
+    );
     for (const n of [3, 60]) {
       const fp = (r: number) =>
         Float64Array.from(
@@ -113,7 +125,7 @@ describe.each(FORCED)('$label', ({ forced }) => {
       for (const root of roots(size)) {
         await on(size, a, async (comm, rank) => {
           const all = new Float64Array(n);
-          await a.allreduce!(comm, fp(rank), all, SUM);
+          await sameBits.allreduce!(comm, fp(rank), all, SUM);
           const one = rank === root ? new Float64Array(n) : null;
           await a.reduce!(comm, fp(rank), one, SUM, root);
           if (rank === root)
@@ -164,6 +176,8 @@ describe('the parameter chooses the algorithm (message counts tell them apart)',
     const rd = actionsFor(5, decisions({ barrier: 'recursive_doubling' }));
     expect(await sendsOf(5, (c) => dis.barrier!(c))).toEqual([3, 3, 3, 3, 3]);
     expect(await sendsOf(5, (c) => rd.barrier!(c))).toEqual([3, 1, 2, 2, 2]);
+    const tree = actionsFor(5, decisions({ barrier: 'tree' }));
+    expect(await sendsOf(5, (c) => tree.barrier!(c))).toEqual([3, 1, 2, 1, 1]);
   });
 
   it('bcast of 64 bytes on 8: binomial, scatter-allgather, chain of 16-byte segments', async () => {
@@ -187,6 +201,7 @@ describe('the parameter chooses the algorithm (message counts tell them apart)',
     expect(await count('recursive_doubling')).toBe(3);
     expect(await count('rabenseifner')).toBe(6);
     expect(await count('ring')).toBe(14);
+    expect(await count('reduce_bcast')).toBe(1);
   });
 
   it('ring and Rabenseifner with a user-defined operator run recursive doubling (vectors whole)', async () => {
@@ -210,7 +225,7 @@ describe('the parameter chooses the algorithm (message counts tell them apart)',
     expect(await count('auto', 8)).toBe(7); // 64 bytes
   });
 
-  it('auto allreduce: recursive doubling below allreduce_large_bytes, Rabenseifner on 8 at it', async () => {
+  it('auto allreduce: recursive doubling below allreduce_large_bytes, the ring at it', async () => {
     const a = actionsFor(8, decisions());
     const small = await sendsOf(8, (c) =>
       a.allreduce!(c, new Float64Array(7), new Float64Array(7), SUM),
@@ -218,6 +233,25 @@ describe('the parameter chooses the algorithm (message counts tell them apart)',
     const large = await sendsOf(8, (c) =>
       a.allreduce!(c, new Float64Array(8), new Float64Array(8), SUM),
     );
-    expect([small[0], large[0]]).toEqual([3, 6]);
+    expect([small[0], large[0]]).toEqual([3, 14]);
+  });
+
+  it('crowded (crowded_ranks on a node): auto takes the tree barrier and reduce_bcast below the ring', async () => {
+    const a = actionsFor(8, decisions(), true);
+    expect((await sendsOf(8, (c) => a.barrier!(c)))[3]).toBe(1);
+    const small = await sendsOf(8, (c) =>
+      a.allreduce!(c, new Float64Array(7), new Float64Array(7), SUM),
+    );
+    expect([small[0], small[3]]).toEqual([3, 1]);
+    const large = await sendsOf(8, (c) =>
+      a.allreduce!(c, new Float64Array(8), new Float64Array(8), SUM),
+    );
+    expect(large[3]).toBe(14);
+    // A user-defined operator above the threshold: still reduce_bcast (vectors whole).
+    const user = await sendsOf(8, (c, r) => a.allreduce!(c, null, affineOf(r, 4), AFFINE));
+    expect(user[3]).toBe(1);
+    // Not crowded: dissemination, recursive doubling.
+    const b = actionsFor(8, decisions(), false);
+    expect((await sendsOf(8, (c) => b.barrier!(c)))[3]).toBe(3);
   });
 });

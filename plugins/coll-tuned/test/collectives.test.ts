@@ -57,8 +57,8 @@ describe('tuned: every collective on one node', () => {
 });
 
 describe('tuned: every algorithm forced by its parameter, with thresholds that switch inside the matrix', () => {
-  const cases = ['barrier', 'bcast', 'allgather', 'alltoall', 'reduce', 'comms'];
-  it('dissemination, scatter_allgather, rabenseifner, recursive_doubling allgather, linear alltoall on 4', async () => {
+  const cases = ['barrier', 'bcast', 'allgather', 'alltoall', 'reduce', 'scan', 'comms'];
+  it('dissemination, scatter_allgather, rabenseifner, recursive_doubling allgather, linear alltoall, recursive_halving reduce-scatter on 4', async () => {
     const r = await run(
       4,
       {
@@ -67,13 +67,14 @@ describe('tuned: every algorithm forced by its parameter, with thresholds that s
         coll_tuned_allreduce_algorithm: 'rabenseifner',
         coll_tuned_allgather_algorithm: 'recursive_doubling',
         coll_tuned_alltoall_algorithm: 'linear',
+        coll_tuned_reduce_scatter_algorithm: 'recursive_halving',
       },
       cases,
     );
     expectTunedRun(r, cases);
   });
 
-  it('recursive_doubling barrier, chain bcast, ring allreduce and allgather, pairwise alltoall on 5', async () => {
+  it('recursive_doubling barrier, chain bcast, ring allreduce, reduce and allgather, pairwise alltoall, ring reduce-scatter, linear scan on 5', async () => {
     const r = await run(
       5,
       {
@@ -81,8 +82,28 @@ describe('tuned: every algorithm forced by its parameter, with thresholds that s
         coll_tuned_bcast_algorithm: 'chain',
         coll_tuned_bcast_segment_bytes: 1000,
         coll_tuned_allreduce_algorithm: 'ring',
+        // The ring reduce: the ring allreduce's association, so both give the same bits.
+        coll_tuned_reduce_algorithm: 'ring',
         coll_tuned_allgather_algorithm: 'ring',
         coll_tuned_alltoall_algorithm: 'pairwise',
+        coll_tuned_reduce_scatter_algorithm: 'ring',
+        coll_tuned_scan_algorithm: 'linear',
+      },
+      cases,
+    );
+    expectTunedRun(r, cases);
+  });
+
+  it('tree barrier, reduce_bcast allreduce, bruck allgather and alltoall, recursive_doubling reduce-scatter and scan on 6', async () => {
+    const r = await run(
+      6,
+      {
+        coll_tuned_barrier_algorithm: 'tree',
+        coll_tuned_allreduce_algorithm: 'reduce_bcast',
+        coll_tuned_allgather_algorithm: 'bruck',
+        coll_tuned_alltoall_algorithm: 'bruck',
+        coll_tuned_reduce_scatter_algorithm: 'recursive_doubling',
+        coll_tuned_scan_algorithm: 'recursive_doubling',
       },
       cases,
     );
@@ -103,5 +124,36 @@ describe('tuned across node addresses, uneven ranks per node', () => {
     for (const np of [6, 5]) {
       expectTunedRun(await run(np, {}, MATRIX, ['127.0.0.2', '127.0.0.3', '127.0.0.4']), MATRIX);
     }
+  });
+});
+
+describe('tuned over the sm rpi', () => {
+  it('every collective on 5 ranks with --ssi rpi sm', async () => {
+    expectTunedRun(await run(5, { rpi: 'sm' }), MATRIX);
+  });
+});
+
+describe("tuned under smp: the module of the hierarchy's levels", () => {
+  /** Which module coll_verbose says serves the communicator whose name ends in `name`. */
+  const servedBy = (r: JobResult, name: string) => {
+    const escaped = name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    const found = r.output.match(
+      new RegExp(`${escaped}: (?:coll module|selected coll module) (\\w+)`),
+    );
+    return found?.[1];
+  };
+
+  it('--ssi coll smp,tuned with smp preferred, 2+2 ranks on two nodes: tuned serves every level', async () => {
+    const r = await run(4, { coll: 'smp,tuned', coll_smp_priority: 50, coll_verbose: 20 }, MATRIX, [
+      '127.0.0.2',
+      '127.0.0.3',
+    ]);
+    expect(r.ok, explain(r)).toBe(true);
+    for (const c of MATRIX) expect(r.output).toContain(`case ${c} ok`);
+    expect(servedBy(r, 'COMM_WORLD'), explain(r)).toBe('smp');
+    expect(servedBy(r, 'COMM_WORLD [smp node 0]'), explain(r)).toBe('tuned');
+    expect(servedBy(r, 'COMM_WORLD [smp node 1]'), explain(r)).toBe('tuned');
+    expect(servedBy(r, 'COMM_WORLD [smp leaders]'), explain(r)).toBe('tuned');
+    expect(servedBy(r, 'COMM_WORLD [smp flat]'), explain(r)).toBe('tuned');
   });
 });

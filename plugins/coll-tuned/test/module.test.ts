@@ -1,5 +1,6 @@
 /** The module object against its manifest, its parameters, and the checks on their values. */
 import { readFileSync } from 'node:fs';
+import type { CollComm } from '@ssi/mpi';
 import { describe, expect, it } from 'vitest';
 import tuned, { ALGORITHM_CHOICES, readDecisions } from '../src/index';
 import { contextWith } from './helpers/data';
@@ -18,8 +19,8 @@ describe('the tuned module', () => {
       tuned.typeApi,
     ]);
     expect(tuned.hasCheckpoint).toBe(true);
-    // Below lam_basic (10) until its large bcast is not slower: chosen only when asked for.
-    expect(defaults.coll_tuned_priority).toBeLessThan(10);
+    // Above lam_basic (10): measured not slower on any collective it provides, chosen by default.
+    expect(defaults.coll_tuned_priority).toBeGreaterThan(10);
   });
 
   it('every collective has an algorithm parameter listing its choices, auto by default', () => {
@@ -43,6 +44,33 @@ describe('the tuned module', () => {
     expect(read({ coll_tuned_alltoall_large_bytes: -1 })).toThrow(/alltoall_large_bytes is -1/);
     expect(read({ coll_tuned_alltoall_algorithm: 'pairwise' })().algorithm.alltoall).toBe(
       'pairwise',
+    );
+  });
+});
+
+describe('crowded communicators (coll_tuned_crowded_ranks)', () => {
+  /** A communicator of `perNode` ranks on each node, as `init` sees it. */
+  const commOn = (perNode: number[]) => {
+    const nodes: number[][] = [];
+    let next = 0;
+    for (const count of perNode) nodes.push(Array.from({ length: count }, () => next++));
+    return { name: 'W', size: next, rank: 0, locality: { nodes } } as unknown as CollComm;
+  };
+  const barrierOn = async (perNode: number[], extra: Record<string, number | string> = {}) => {
+    const actions = await tuned.init(commOn(perNode), contextWith({ ...defaults, ...extra }));
+    return actions.barrier?.name;
+  };
+
+  it('auto takes the tree barrier once a node holds crowded_ranks ranks, counted per node', async () => {
+    expect(await barrierOn([8])).toBe('barrierTree');
+    expect(await barrierOn([5])).toBe('barrierTree');
+    expect(await barrierOn([4])).toBe('barrierDissemination');
+    expect(await barrierOn([4, 4])).toBe('barrierDissemination');
+    expect(await barrierOn([1, 6])).toBe('barrierTree');
+    expect(await barrierOn([8], { coll_tuned_crowded_ranks: 9 })).toBe('barrierDissemination');
+    // A forced algorithm is kept, crowded or not.
+    expect(await barrierOn([8], { coll_tuned_barrier_algorithm: 'dissemination' })).toBe(
+      'barrierDissemination',
     );
   });
 });

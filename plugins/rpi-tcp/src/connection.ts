@@ -15,6 +15,16 @@ import {
   RESPONSE_BYTES,
 } from './handshake';
 
+/** Where a dial goes: the peer's TCP listener, and its Unix socket if it is to be used. */
+export interface DialTarget {
+  host: string;
+  port: number;
+  /** The local address to dial from (this process's listening address). */
+  localAddress: string;
+  /** The peer's abstract Unix socket name, or null: TCP only. */
+  unix: string | null;
+}
+
 /** Read states of a connection. */
 const R_HELLO = 1; // acceptor: waiting for the connector's HELLO
 const R_PROOF = 2; // acceptor: waiting for the connector's PROOF
@@ -30,6 +40,8 @@ const BODY_TAIL = 64;
 
 /** How body bytes reached their destination (for tests, tuning and `rpi_verbose`). */
 export interface ReadStats {
+  /** Socket reads handled (each one a turn of the event loop's poll phase for this socket). */
+  reads: number;
   /** Read by the kernel straight into a receive buffer (or an unexpected message's memory). */
   direct: number;
   /** Copied from the read buffer into a posted receive's buffer. */
@@ -114,6 +126,10 @@ export class Connection {
   generation = 1;
   readonly ready: Promise<void>;
   closing = false;
+  /** The socket family: TCP, or a Unix-domain socket to a peer on this node (`rpi_tcp_unix`). */
+  via: 'tcp' | 'unix' = 'tcp';
+  /** Why a dial over the peer's Unix socket failed and went TCP instead ('' if none did). */
+  unixFailure = '';
   /** This side dialed (connector); and the dial reached the peer's listener. */
   dialed = false;
   reached = false;
@@ -181,35 +197,70 @@ export class Connection {
     },
   };
 
-  /** Connects to a peer's listener (the lower-indexed side of a pair connects). */
-  static connect(
-    owner: ConnectionOwner,
-    proc: Proc,
-    host: string,
-    port: number,
-    localAddress: string,
-    noDelay: boolean,
-  ): Connection {
+  /**
+   * Connects to a peer's listener (the lower-indexed side of a pair connects): over its Unix
+   * socket when `to.unix` names one, falling back to TCP if that dial fails (the peer is not on
+   * this machine after all, or its listener is gone), else over TCP.
+   */
+  static connect(owner: ConnectionOwner, proc: Proc, to: DialTarget, noDelay: boolean): Connection {
     const conn = new Connection(owner, false);
     conn.proc = proc;
     conn.dialed = true;
-    const socket = net.connect({ host, port, localAddress, noDelay, onread: conn.onread });
-    conn.attach(socket);
-    socket.once('connect', () => {
-      conn.reached = true;
-      const { bytes, nonce } = makeHello(owner.jobId, owner.myRank, proc.gps.grank);
-      conn.nonce = nonce;
-      conn.write(bytes);
-    });
+    if (to.unix !== null) conn.dialUnix(to, noDelay);
+    else conn.dialTcp(to, noDelay);
     return conn;
+  }
+
+  private dialTcp(to: DialTarget, noDelay: boolean): void {
+    const { host, port, localAddress } = to;
+    const socket = net.connect({ host, port, localAddress, noDelay, onread: this.onread });
+    this.via = 'tcp';
+    this.attach(socket);
+    socket.once('connect', () => this.sayHello());
+  }
+
+  /**
+   * A Unix dial is attached (its close reported, its bytes read) only once it connected: a dial
+   * that fails before is dropped quietly and replaced by a TCP dial on the same connection.
+   */
+  private dialUnix(to: DialTarget, noDelay: boolean): void {
+    const socket = net.connect({ path: to.unix!, onread: this.onread });
+    this.socket = socket;
+    const fallBack = (err: Error) => {
+      socket.destroy();
+      if (this.rstate === R_CLOSED) return; // refused or closed meanwhile
+      this.unixFailure = err.message;
+      this.dialTcp(to, noDelay);
+    };
+    socket.once('error', fallBack);
+    socket.once('connect', () => {
+      socket.off('error', fallBack);
+      this.via = 'unix';
+      this.attach(socket);
+      this.sayHello();
+    });
+  }
+
+  private sayHello(): void {
+    this.reached = true;
+    const { bytes, nonce } = makeHello(this.owner.jobId, this.owner.myRank, this.proc!.gps.grank);
+    this.nonce = nonce;
+    this.write(bytes);
   }
 
   /**
    * Takes over a socket accepted by a server created with `pauseOnConnect` (nothing has been read
-   * from it), re-wrapping its handle so that reads go to our own buffers (`onread`).
+   * from it), re-wrapping its handle so that reads go to our own buffers (`onread`). `via`: the
+   * listener's family (a Unix socket has no Nagle to turn off).
    */
-  static accept(owner: ConnectionOwner, accepted: net.Socket, noDelay: boolean): Connection {
+  static accept(
+    owner: ConnectionOwner,
+    accepted: net.Socket,
+    noDelay: boolean,
+    via: 'tcp' | 'unix' = 'tcp',
+  ): Connection {
     const conn = new Connection(owner, true);
+    conn.via = via;
     const raw = accepted as unknown as { _handle: unknown };
     const handle = raw._handle;
     raw._handle = null;
@@ -220,7 +271,7 @@ export class Connection {
       writable: true,
       onread: conn.onread,
     } as net.SocketConstructorOpts);
-    socket.setNoDelay(noDelay);
+    if (via === 'tcp') socket.setNoDelay(noDelay);
     conn.attach(socket);
     socket.resume();
     return conn;
@@ -338,6 +389,7 @@ export class Connection {
   }
 
   private onRead(nread: number, buf: Buffer): void {
+    this.owner.stats.reads++;
     this.lastReadFilled = !this.directRead && nread === buf.length;
     this.bytesIn += nread;
     this.handleRead(nread, buf);

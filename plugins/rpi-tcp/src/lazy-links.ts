@@ -5,6 +5,8 @@ import type { Connection } from './connection';
 export interface PeerAddress {
   host: string;
   port: number;
+  /** Its abstract Unix socket name for peers on its node (`rpi_tcp_unix`), if it listens on one. */
+  unix?: string;
 }
 
 /** What the link manager needs from the tcp module that owns it. */

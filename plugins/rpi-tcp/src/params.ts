@@ -62,6 +62,16 @@ export const params = {
     default: false,
     help: 'Connect to a peer on the first message to it (addresses are exchanged at MPI.init); 0 (the default until start-up is measured, issue 21): connect every pair during MPI.init (the full mesh)',
   },
+  unix: {
+    type: 'boolean',
+    default: true,
+    help: 'Connect to peers on the same node over a Unix-domain socket (Linux abstract names; falls back to TCP if that dial fails); 0: TCP for every peer',
+  },
+  unix_sndbuf: {
+    type: 'int',
+    default: 1048576,
+    help: 'Kernel send buffer (SO_SNDBUF) of Unix-socket connections in bytes, unless rpi_tcp_sndbuf is set; 0: the kernel default (208 KiB here). Needs the native addon of @ssi/sockopt, else the kernel default is kept',
+  },
   gather: {
     type: 'boolean',
     default: true,

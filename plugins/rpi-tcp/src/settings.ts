@@ -1,6 +1,6 @@
 import type { ParamRegistry } from '@ssi/core';
 import { params } from './params';
-import { bufferSize, socketTuner } from './socket-buffers';
+import { bufferSize, socketTuner, unixTuner } from './socket-buffers';
 import type { TcpSettings } from './tcp-rpi';
 
 /**
@@ -18,6 +18,14 @@ export async function tcpSettings(registry: ParamRegistry): Promise<TcpSettings>
   const sndbuf = bufferSize('rpi_tcp_sndbuf', p('sndbuf'));
   const rcvbuf = bufferSize('rpi_tcp_rcvbuf', p('rcvbuf'));
   const copyLimit = Math.min(short, Math.max(0, Number(p('copy_limit'))));
+  const unix = Boolean(p('unix'));
+  const tuneSocket = await socketTuner(sndbuf, rcvbuf);
+  // rpi_tcp_sndbuf / rcvbuf, when set, size every socket; else Unix sockets get their own size.
+  const unixSndbuf = bufferSize('rpi_tcp_unix_sndbuf', p('unix_sndbuf'));
+  const forUnix =
+    unix && tuneSocket === null
+      ? await unixTuner(unixSndbuf)
+      : { tuner: null, reason: 'rpi_tcp_sndbuf / rpi_tcp_rcvbuf apply' };
   return {
     short,
     copyLimit,
@@ -27,10 +35,14 @@ export async function tcpSettings(registry: ParamRegistry): Promise<TcpSettings>
     noDelay: Boolean(p('nodelay')),
     credits: Boolean(p('credits')),
     socketBuffers: { sndbuf, rcvbuf },
-    tuneSocket: await socketTuner(sndbuf, rcvbuf),
+    tuneSocket,
     address: String(p('address')),
     connectTimeout: Math.max(1, Number(p('connect_timeout'))),
     lazy: Boolean(p('lazy')),
+    unix,
+    unixBuffers: { sndbuf: unixSndbuf, rcvbuf: 0 },
+    tuneUnixSocket: forUnix.tuner,
+    unixUntuned: forUnix.reason,
     // Payloads up to the copy limit go next to their envelope in one copied write: never gathered.
     gather: p('gather')
       ? {

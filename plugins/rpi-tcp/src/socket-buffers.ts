@@ -67,3 +67,24 @@ export function cappedBuffers(asked: KernelBuffers, got: KernelBuffers): string 
     'net.core.wmem_max / net.core.rmem_max (sysctl) to get more'
   );
 }
+
+/**
+ * The tuner for Unix-socket connections (`rpi_tcp_unix_sndbuf`): a Unix stream socket's sender
+ * may queue only its SO_SNDBUF (the kernel's default, net.core.wmem_default, is 208 KiB here), so
+ * a longer message takes several wake-ups of both sides; 1 MiB doubled the bandwidth of 1-4 MiB
+ * messages (see the README). It is a default, not a request: without the @ssi/sockopt addon the
+ * connections keep the kernel's size and `reason` says why (verbose output), nothing fails.
+ */
+export async function unixTuner(
+  sndbuf: number,
+): Promise<{ tuner: SocketTuner | null; reason: string }> {
+  if (sndbuf === 0) return { tuner: null, reason: 'rpi_tcp_unix_sndbuf 0' };
+  try {
+    const sockopt = await import('@ssi/sockopt');
+    const available = sockopt.sockoptAvailable();
+    if (!available.ok) return { tuner: null, reason: available.reason };
+    return { tuner: (socket) => sockopt.setBufferSizes(socket, { sndbuf, rcvbuf: 0 }), reason: '' };
+  } catch (err) {
+    return { tuner: null, reason: `no @ssi/sockopt (${(err as Error).message})` };
+  }
+}

@@ -15,12 +15,13 @@ import {
   withDeadline,
 } from '@ssi/mpi';
 import type { ConnectionOwner, Payload, ReadStats } from './connection';
-import { Connection } from './connection';
+import { Connection, type DialTarget } from './connection';
 import type { Hello } from './handshake';
 import { LazyLinks, type PeerAddress } from './lazy-links';
 import type { KernelBuffers, SocketTuner } from './socket-buffers';
 import { cappedBuffers } from './socket-buffers';
 import { TCP_TRANSPORT_API, type TcpTraffic, type TcpTransport } from './transport-api';
+import { dialsUnix, listenUnix, showUnixName, unixName, unixSupported } from './unix-path';
 
 /** Settings of one tcp module instance, from its parameters. */
 export interface TcpSettings {
@@ -45,6 +46,14 @@ export interface TcpSettings {
   connectTimeout: number;
   /** Connect to a peer on the first send to it (true), or to every peer in addprocs. */
   lazy: boolean;
+  /** Connect to peers on this node over a Unix-domain socket (`rpi_tcp_unix`; Linux only). */
+  unix: boolean;
+  /** What `tuneUnixSocket` asks for (`rpi_tcp_unix_sndbuf`). */
+  unixBuffers: KernelBuffers;
+  /** Sets the buffers of Unix-socket connections; null: `tuneSocket` or the kernel's. */
+  tuneUnixSocket: SocketTuner | null;
+  /** Why `tuneUnixSocket` is null (verbose output). */
+  unixUntuned: string;
   /** Non-contiguous sends written from their ranges (`RpiActions.gather`); null: packed. */
   gather: RpiGather | null;
   /** Non-contiguous receives read into their layout (`RpiActions.scatter`); null: staged. */
@@ -74,6 +83,7 @@ export class TcpRpi implements TcpTransport, ConnectionOwner {
   readonly stagingSmall: Buffer;
   readonly directMin: number;
   readonly stats: ReadStats = {
+    reads: 0,
     direct: 0,
     copiedPosted: 0,
     copiedUnexpected: 0,
@@ -98,6 +108,9 @@ export class TcpRpi implements TcpTransport, ConnectionOwner {
   /** Receives that sent a clear-to-send and wait for the rendezvous body, by id. */
   private readonly bodies = new Map<number, RpiRequest>();
   private server: net.Server | null = null;
+  /** The Unix-socket listener for peers on this node (`rpi_tcp_unix`), beside `server`. */
+  private unixServer: net.Server | null = null;
+  private unixListenName = '';
   /** Lazy mode: the peers' addresses and the connections being set up. */
   private links: LazyLinks | null = null;
   /** The address this process listens and dials from. */
@@ -142,8 +155,48 @@ export class TcpRpi implements TcpTransport, ConnectionOwner {
     const server = this.server ?? (await this.listen(address));
     this.server = server;
     const port = (server.address() as net.AddressInfo).port;
-    this.host.verbose(10, `tcp: rank ${this.myRank} listening on ${address}:${port}`);
-    return { host: address, port };
+    const unix = await this.listeningUnix();
+    const also = unix === undefined ? '' : ` and ${showUnixName(unix)}`;
+    this.host.verbose(10, `tcp: rank ${this.myRank} listening on ${address}:${port}${also}`);
+    return unix === undefined ? { host: address, port } : { host: address, port, unix };
+  }
+
+  /**
+   * With `rpi_tcp_unix` (on Linux), a second listener on an abstract Unix socket name for peers on
+   * this node; its name travels with the TCP address. A listener that cannot be opened leaves
+   * this process on TCP only (said at `rpi_verbose 0`), never fails the job.
+   */
+  private async listeningUnix(): Promise<string | undefined> {
+    if (!this.settings.unix || !unixSupported()) return undefined;
+    if (this.unixServer !== null) return this.unixListenName;
+    const name = unixName(this.jobId, this.myRank);
+    try {
+      this.unixServer = await listenUnix(name, (socket) =>
+        Connection.accept(this, socket, this.settings.noDelay, 'unix'),
+      );
+      this.unixListenName = name;
+      return name;
+    } catch (err) {
+      this.host.verbose(
+        0,
+        `tcp: rank ${this.myRank}: no Unix socket for peers on this node (${(err as Error).message}); TCP only`,
+      );
+      return undefined;
+    }
+  }
+
+  /** Where a dial to `proc` at `at` goes: its Unix socket when it is on this node, else TCP. */
+  private dialTarget(proc: Proc, at: PeerAddress): DialTarget {
+    const unix = dialsUnix(this.host.myProc, proc, at.unix, this.settings.unix) ? at.unix! : null;
+    return { host: at.host, port: at.port, localAddress: this.address, unix };
+  }
+
+  /** Stops listening (both families) until the next addprocs or reconnect. */
+  private stopListening(): void {
+    this.server?.close();
+    this.server = null;
+    this.unixServer?.close();
+    this.unixServer = null;
   }
 
   /**
@@ -157,8 +210,7 @@ export class TcpRpi implements TcpTransport, ConnectionOwner {
   private async connectMesh(peerList: readonly Proc[]): Promise<void> {
     const me = this.host.myProc;
     const rt = this.host.runtime;
-    const { host: address, port } = await this.listening();
-    const server = this.server!;
+    const mine = await this.listening();
     const peers = [...peerList].sort((a, b) => a.listIndex - b.listIndex);
     const later = peers.filter((p) => p.listIndex > me.listIndex);
     const earlier = peers.filter((p) => p.listIndex < me.listIndex);
@@ -170,7 +222,7 @@ export class TcpRpi implements TcpTransport, ConnectionOwner {
         }),
     );
     for (const proc of later) {
-      await rt.oobSend(proc.gps.grank, OobTag.RPI_SETUP, { host: address, port });
+      await rt.oobSend(proc.gps.grank, OobTag.RPI_SETUP, mine);
     }
     const timeout = this.settings.connectTimeout;
     const deadline = (what: string) =>
@@ -189,15 +241,13 @@ export class TcpRpi implements TcpTransport, ConnectionOwner {
       });
     for (const proc of earlier) {
       const info = await Promise.race([
-        rt.oobRecv<{ host: string; port: number }>(proc.gps.grank, OobTag.RPI_SETUP),
+        rt.oobRecv<PeerAddress>(proc.gps.grank, OobTag.RPI_SETUP),
         deadline(`the address of ${proc.describe()}`),
       ]);
       const conn = Connection.connect(
         this,
         proc,
-        info.host,
-        info.port,
-        address,
+        this.dialTarget(proc, info),
         this.settings.noDelay,
       );
       await Promise.race([
@@ -217,8 +267,7 @@ export class TcpRpi implements TcpTransport, ConnectionOwner {
     ]);
     for (const p of peers) p.mode |= ProcMode.RPI_CONNECT;
     // Everyone expected is connected: stop listening until the next addprocs.
-    this.server = null;
-    server.close();
+    this.stopListening();
     this.host.verbose(10, `tcp: rank ${this.myRank} connected to ${peers.length} peers`);
   }
 
@@ -249,7 +298,7 @@ export class TcpRpi implements TcpTransport, ConnectionOwner {
   private lazyOwner() {
     return {
       dial: (proc: Proc, at: PeerAddress) =>
-        Connection.connect(this, proc, at.host, at.port, this.address, this.settings.noDelay),
+        Connection.connect(this, proc, this.dialTarget(proc, at), this.settings.noDelay),
       adopt: (proc: Proc, conn: Connection) => {
         if (this.holding) conn.hold(); // a checkpoint holds every connection, new ones too
         this.conns.set(proc, conn);
@@ -299,6 +348,12 @@ export class TcpRpi implements TcpTransport, ConnectionOwner {
   established(conn: Connection): void {
     const proc = conn.proc!;
     this.tuneSocket(conn);
+    const fellBack =
+      conn.unixFailure === '' ? '' : ` (its Unix socket failed: ${conn.unixFailure})`;
+    this.host.verbose(
+      10,
+      `tcp: rank ${this.myRank} to rank ${proc.gps.grank} over ${conn.via}${fellBack}`,
+    );
     if (this.links !== null && !this.conns.has(proc)) {
       // First use: the link manager decides whether this is the peer's one connection.
       if (!this.links.established(conn)) conn.socket.destroy(); // its peer was dropped meanwhile
@@ -314,19 +369,33 @@ export class TcpRpi implements TcpTransport, ConnectionOwner {
     }
   }
 
-  /** Sets the socket's kernel buffers (rpi_tcp_sndbuf / rpi_tcp_rcvbuf), if asked to. */
+  /**
+   * Sets the socket's kernel buffers: rpi_tcp_sndbuf / rpi_tcp_rcvbuf if asked to, else
+   * rpi_tcp_unix_sndbuf for a Unix-socket connection.
+   */
   private tuneSocket(conn: Connection): void {
-    const tune = this.settings.tuneSocket;
-    if (tune === null) return;
+    const unix = conn.via === 'unix' && this.settings.tuneUnixSocket !== null;
+    const tune = unix ? this.settings.tuneUnixSocket : this.settings.tuneSocket;
     const peer = conn.proc!.describe();
+    if (tune === null) {
+      if (conn.via === 'unix' && this.settings.unixUntuned !== '')
+        this.host.verbose(
+          10,
+          `tcp: socket to ${peer}: kernel's buffers (${this.settings.unixUntuned})`,
+        );
+      return;
+    }
     try {
       const got = tune(conn.socket);
       this.host.verbose(
         10,
         `tcp: socket to ${peer}: kernel buffers send ${got.sndbuf}, receive ${got.rcvbuf} bytes`,
       );
-      const cut = cappedBuffers(this.settings.socketBuffers, got);
-      if (cut !== null && !this.warnedCapped) {
+      const asked = unix ? this.settings.unixBuffers : this.settings.socketBuffers;
+      const cut = cappedBuffers(asked, got);
+      // rpi_tcp_unix_sndbuf is a default, cut on most machines (wmem_max): said, not warned.
+      if (cut !== null && unix) this.host.verbose(10, cut);
+      else if (cut !== null && !this.warnedCapped) {
         this.warnedCapped = true;
         process.emitWarning(cut, 'SsiWarning');
       }
@@ -951,8 +1020,7 @@ export class TcpRpi implements TcpTransport, ConnectionOwner {
       return;
     }
     this.finalizing = true;
-    this.server?.close();
-    this.server = null;
+    this.stopListening();
     this.links?.close();
     const s = this.stats;
     this.host.verbose(
@@ -961,7 +1029,8 @@ export class TcpRpi implements TcpTransport, ConnectionOwner {
         `${s.copiedPosted}, into unexpected messages ${s.copiedUnexpected}; long messages sent on a ` +
         `credit ${this.creditedSends}, on a crossing credit ${this.crossedSends}, after a clear to send ` +
         `${this.askedSends}; sends gathered ${this.gatheredSends} from ${this.gatheredRanges} ranges; ` +
-        `receives scattered ${s.scatteredRecvs} (bytes copied in chunks ${s.scatteredBytes})`,
+        `receives scattered ${s.scatteredRecvs} (bytes copied in chunks ${s.scatteredBytes}); ` +
+        `socket reads ${s.reads}`,
     );
     await Promise.all([...this.conns.values()].map((c) => c.close()));
     this.conns.clear();

@@ -5,8 +5,9 @@
  *
  *   coll <reps> <op>:<bytes>:<iters>:<warmup>...
  *
- * op is barrier (bytes 0), bcast (`bytes` of MPI_BYTE from rank 0), allreduce (`bytes` of
- * MPI_FLOAT, MPI_SUM, separate send and receive buffers), alltoall (`bytes` of MPI_BYTE per
+ * op is barrier (bytes 0), bcast (`bytes` of MPI_BYTE from rank 0), allreduce, reduce to rank 0
+ * and scan (`bytes` of MPI_FLOAT, MPI_SUM, separate send and receive buffers), reducescatter
+ * (MPI_Reduce_scatter_block of `bytes` of MPI_FLOAT per rank), alltoall (`bytes` of MPI_BYTE per
  * pair) or allgather (`bytes` of MPI_BYTE per rank). For each point every rank runs an unrecorded warm-up pass of `warmup` calls (as many as
  * the Node driver, which needs them for its JIT), then per repetition: MPI_Barrier (not timed), `iters` calls back to back, timed on
  * each rank. Rank 0 gathers the per-rank times (not timed) and prints one line per point,
@@ -29,9 +30,9 @@ static double now_ns(void) {
   return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
-enum op { OP_BARRIER, OP_BCAST, OP_ALLREDUCE, OP_ALLTOALL, OP_ALLGATHER, OP_REDUCE };
-static const char *const OP_NAMES[] = {"barrier", "bcast", "allreduce", "alltoall", "allgather", "reduce"};
-#define NUM_OPS 6
+enum op { OP_BARRIER, OP_BCAST, OP_ALLREDUCE, OP_ALLTOALL, OP_ALLGATHER, OP_REDUCE, OP_REDUCE_SCATTER, OP_SCAN };
+static const char *const OP_NAMES[] = {"barrier", "bcast", "allreduce", "alltoall", "allgather", "reduce", "reducescatter", "scan"};
+#define NUM_OPS 8
 
 static int rank, np;
 
@@ -59,6 +60,8 @@ static unsigned char pattern(long i) { return (unsigned char)((i * 7 + 1) & 0xff
 static unsigned char block_byte(int from, int to) { return (unsigned char)((from * 16 + to + 1) & 0xff); }
 static float operand(int r, long i) { return (float)(r + 1 + (int)(i % 4)); }
 static float sum_of(long i) { return (float)(np * (np + 1) / 2 + np * (int)(i % 4)); }
+/* Element i of rank r's scan result: the sum of ranks 0..r's operands. */
+static float prefix_of(int r, long i) { return (float)((r + 1) * (r + 2) / 2 + (r + 1) * (int)(i % 4)); }
 
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
@@ -91,11 +94,13 @@ int main(int argc, char **argv) {
     int op = -1;
     for (int k = 0; k < NUM_OPS; k++)
       if (strcmp(name, OP_NAMES[k]) == 0) op = k;
-    if (op < 0 || ((op == OP_ALLREDUCE || op == OP_REDUCE) && bytes % 4 != 0)) {
+    int floats = op == OP_ALLREDUCE || op == OP_REDUCE || op == OP_REDUCE_SCATTER || op == OP_SCAN;
+    if (op < 0 || (floats && bytes % 4 != 0)) {
       if (rank == 0) fprintf(stderr, "coll: bad point \"%s\"\n", argv[p + 2]);
       MPI_Abort(MPI_COMM_WORLD, 2);
     }
-    long n = op == OP_ALLREDUCE || op == OP_REDUCE ? bytes / 4 : bytes; /* elements */
+    long n = floats ? bytes / 4 : bytes; /* elements (reducescatter: per rank) */
+    long vector = op == OP_REDUCE_SCATTER ? n * np : n; /* elements of a float operand */
     long total = op == OP_ALLTOALL || op == OP_ALLGATHER ? bytes * np : bytes;
     unsigned char *buf = NULL, *send = NULL, *into = NULL;
     float *fdata = NULL, *finto = NULL;
@@ -104,10 +109,10 @@ int main(int argc, char **argv) {
       memset(buf, 0, (size_t)total);
       if (rank == 0)
         for (long i = 0; i < total; i++) buf[i] = pattern(i);
-    } else if (op == OP_ALLREDUCE || op == OP_REDUCE) {
-      fdata = malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
+    } else if (floats) {
+      fdata = malloc((size_t)(vector > 0 ? vector : 1) * sizeof(float));
       finto = calloc((size_t)(n > 0 ? n : 1), sizeof(float));
-      for (long i = 0; i < n; i++) fdata[i] = operand(rank, i);
+      for (long i = 0; i < vector; i++) fdata[i] = operand(rank, i);
     } else if (op == OP_ALLTOALL) {
       send = malloc((size_t)(total > 0 ? total : 1));
       into = calloc((size_t)(total > 0 ? total : 1), 1);
@@ -122,7 +127,7 @@ int main(int argc, char **argv) {
       long it = r == 0 ? warmup : iters; /* r = 0: the warm-up pass */
       /* clear what the check reads */
       if (op == OP_BCAST && rank != 0 && n > 0) buf[0] = buf[n - 1] = 0;
-      if ((op == OP_ALLREDUCE || op == OP_REDUCE) && n > 0) finto[0] = finto[n - 1] = 0;
+      if (floats && n > 0) finto[0] = finto[n - 1] = 0;
       if ((op == OP_ALLTOALL || op == OP_ALLGATHER) && bytes > 0)
         for (int k = 0; k < np; k++) into[(long)k * bytes] = into[(long)(k + 1) * bytes - 1] = 0;
       MPI_Barrier(MPI_COMM_WORLD);
@@ -137,6 +142,10 @@ int main(int argc, char **argv) {
           case OP_REDUCE:
             MPI_Reduce(fdata, finto, (int)n, MPI_FLOAT, MPI_SUM, 0, MPI_COMM_WORLD);
             break;
+          case OP_REDUCE_SCATTER:
+            MPI_Reduce_scatter_block(fdata, finto, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+            break;
+          case OP_SCAN: MPI_Scan(fdata, finto, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD); break;
           case OP_ALLGATHER:
             MPI_Allgather(send, (int)bytes, MPI_BYTE, into, (int)bytes, MPI_BYTE, MPI_COMM_WORLD);
             break;
@@ -151,6 +160,12 @@ int main(int argc, char **argv) {
       if (it > 0 && op == OP_REDUCE && rank == 0 && n > 0 &&
           (finto[0] != sum_of(0) || finto[n - 1] != sum_of(n - 1)))
         fail("reduce: wrong sum");
+      if (it > 0 && op == OP_REDUCE_SCATTER && n > 0 &&
+          (finto[0] != sum_of(rank * n) || finto[n - 1] != sum_of(rank * n + n - 1)))
+        fail("reducescatter: wrong sum");
+      if (it > 0 && op == OP_SCAN && n > 0 &&
+          (finto[0] != prefix_of(rank, 0) || finto[n - 1] != prefix_of(rank, n - 1)))
+        fail("scan: wrong sum");
       if (it > 0 && op == OP_ALLTOALL && bytes > 0)
         for (int k = 0; k < np; k++)
           if (into[(long)k * bytes] != block_byte(k, rank) ||

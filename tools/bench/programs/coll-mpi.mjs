@@ -3,8 +3,8 @@
 //
 //   coll-mpi.mjs <reps> <op>:<bytes>:<iters>:<warmup>...
 //
-// op is barrier (bytes 0), bcast (`bytes` from rank 0), allreduce and reduce to rank 0 (`bytes`
-// of float32, SUM),
+// op is barrier (bytes 0), bcast (`bytes` from rank 0), allreduce, reduce to rank 0 and scan
+// (`bytes` of float32, SUM), reducescatter (`bytes` of float32 per rank, SUM),
 // alltoall (`bytes` per pair) or allgather (`bytes` per rank). For each point every rank runs an unrecorded warm-up pass of
 // `warmup` calls (the JIT of a fresh Node process needs thousands of calls to settle), then per
 // repetition: a barrier (not timed), `iters` calls back to back, timed on each rank. Rank 0 gathers the per-rank times (not timed) and prints one line
@@ -93,6 +93,48 @@ function setup({ op, bytes }) {
       check() {
         if (rank === 0 && n > 0 && (into[0] !== sumOf(0) || into[last] !== sumOf(last)))
           fail(`reduce of ${n} float32: got ${into[0]}, ${into[last]}`);
+      },
+    };
+  }
+  if (op === 'reducescatter') {
+    // `bytes` of float32 per rank: the vector is np blocks, block r to rank r.
+    const n = bytes / 4;
+    if (!Number.isInteger(n))
+      fail(`reducescatter: ${bytes} bytes is not a whole number of float32`);
+    const data = new Float32Array(n * np);
+    for (let i = 0; i < n * np; i++) data[i] = operand(rank, i);
+    const counts = Array(np).fill(n);
+    const into = new Float32Array(n);
+    const last = n - 1;
+    const at = rank * n;
+    return {
+      run: () => world.reduceScatter(data, counts, SUM, into),
+      reset() {
+        if (n > 0) into[0] = into[last] = 0;
+      },
+      check() {
+        if (n > 0 && (into[0] !== sumOf(at) || into[last] !== sumOf(at + last)))
+          fail(`reducescatter of ${n} float32 per rank: got ${into[0]}, ${into[last]}`);
+      },
+    };
+  }
+  if (op === 'scan') {
+    const n = bytes / 4;
+    if (!Number.isInteger(n)) fail(`scan: ${bytes} bytes is not a whole number of float32`);
+    const data = new Float32Array(n);
+    for (let i = 0; i < n; i++) data[i] = operand(rank, i);
+    const into = new Float32Array(n);
+    const last = n - 1;
+    // Ranks 0..rank: sum of (r + 1 + i % 4).
+    const prefixOf = (i) => ((rank + 1) * (rank + 2)) / 2 + (rank + 1) * (i % 4);
+    return {
+      run: () => world.scan(data, SUM, into),
+      reset() {
+        if (n > 0) into[0] = into[last] = 0;
+      },
+      check() {
+        if (n > 0 && (into[0] !== prefixOf(0) || into[last] !== prefixOf(last)))
+          fail(`scan of ${n} float32: got ${into[0]}, ${into[last]}`);
       },
     };
   }

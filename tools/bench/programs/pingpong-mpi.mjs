@@ -5,8 +5,9 @@
 //
 //   pingpong-mpi.mjs <reps> <size>:<iters>...
 //
-// Rank 0 prints one line per size, PINGPONG {"size":S,"iters":I,"oneWayNs":[...]}: one sample per
-// repetition (round trip / 2), after an unrecorded warm-up pass of a quarter of the iterations.
+// Rank 0 prints one line per size, PINGPONG {"size":S,"iters":I,"oneWayNs":[...],"cpuNs":[...]}: one
+// sample per repetition (round trip / 2; cpuNs: the CPU time of both ranks per round trip), after
+// an unrecorded warm-up pass of a quarter of the iterations.
 // Before the first size, 4000 unrecorded round trips of 8 bytes warm up the process (the JIT).
 //
 //   pingpong-mpi.mjs paired <blocks> <block-iters> <size>...
@@ -21,7 +22,7 @@
 //
 // @ssi/mpi is imported from SSI_BENCH_MPI_URL when set (the benchmark sets it: tools/bench does
 // not depend on @ssi/mpi), else as the bare package name. SSI_BENCH_CPUS="A,B": rank 0 pins itself
-// to CPU A, rank 1 to CPU B (taskset, every thread), right after MPI.init. SSI_BENCH_PREPOST=1:
+// to CPU A, rank 1 to CPU B (taskset, every thread), before MPI.init (by SSI_RANK) or right after. SSI_BENCH_PREPOST=1:
 // receives are posted before the sends they answer (see rpiRounds).
 import { connectPing, listenEcho, pin } from './framed.mjs';
 
@@ -36,12 +37,19 @@ const plan = paired
       return { size, iters };
     });
 const maxSize = Math.max(1, ...plan.map((p) => p.size));
+/** Round trips of 8 B before the first size (the JIT of a fresh process). */
+const WARMUP = 4000;
 
+// Pinned before MPI.init when the launcher says the rank (SSI_RANK): MPI.init sees the binding
+// (its progress engine polls a bound rank on a busy machine, and would otherwise notice only at
+// its next check, a second later, in the middle of the first sizes).
+const earlyRank = process.env.SSI_RANK;
+if (earlyRank !== undefined) pin(Number(earlyRank));
 const mpi = await MPI.init();
 const world = mpi.COMM_WORLD;
 if (world.size !== 2) throw new Error(`pingpong needs exactly 2 ranks, got ${world.size}`);
 const rank = world.rank;
-pin(rank);
+if (earlyRank === undefined) pin(rank);
 const peer = 1 - rank;
 const sbuf = new Uint8Array(maxSize);
 const rbuf = new Uint8Array(maxSize);
@@ -93,16 +101,40 @@ async function rpiRounds(size, n) {
   return 0;
 }
 
+/**
+ * The CPU time (user + system) both ranks spent on a pass, per round trip in ns: rank 1 sends its
+ * own to rank 0 after the pass (not timed). Unlike the wall time it hardly moves with other load
+ * on the machine, so it resolves what a module adds per message (while the ranks sleep between
+ * messages; a polling rank's CPU time is its wall time).
+ */
+async function cpuPerRoundTrip(cpuUs, n) {
+  const mine = new Float64Array([cpuUs.user + cpuUs.system]);
+  if (rank === 1) {
+    await world.send(mine, 0, 3);
+    return 0;
+  }
+  const theirs = new Float64Array(1);
+  await world.recv(theirs, 1, 3);
+  return ((mine[0] + theirs[0]) * 1000) / n;
+}
+
 async function timedPasses() {
-  await rpiRounds(Math.min(8, maxSize), 4000);
+  await rpiRounds(Math.min(8, maxSize), WARMUP);
   const nreps = Number(args[0]);
   for (const { size, iters } of plan) {
     const oneWayNs = [];
+    const cpuNs = [];
     for (let r = 0; r <= nreps; r++) {
-      const ns = await rpiRounds(size, r === 0 ? Math.ceil(iters / 4) : iters); // r = 0: warm-up
-      if (r > 0) oneWayNs.push(ns);
+      const n = r === 0 ? Math.ceil(iters / 4) : iters; // r = 0: warm-up
+      const cpu0 = process.cpuUsage();
+      const ns = await rpiRounds(size, n);
+      const cpu = await cpuPerRoundTrip(process.cpuUsage(cpu0), n);
+      if (r > 0) {
+        oneWayNs.push(ns);
+        cpuNs.push(cpu);
+      }
     }
-    if (rank === 0) console.log(`PINGPONG ${JSON.stringify({ size, iters, oneWayNs })}`);
+    if (rank === 0) console.log(`PINGPONG ${JSON.stringify({ size, iters, oneWayNs, cpuNs })}`);
   }
 }
 
@@ -136,8 +168,8 @@ async function pairedBlocks() {
     await world.send(token, 1, 2);
     return ns;
   };
-  await rpiRounds(Math.min(8, maxSize), 4000);
-  await rawRounds(Math.min(8, maxSize), 4000);
+  await rpiRounds(Math.min(8, maxSize), WARMUP);
+  await rawRounds(Math.min(8, maxSize), WARMUP);
   for (const { size, iters } of plan) {
     const rpiNs = [];
     const rawNs = [];

@@ -61,6 +61,23 @@ describe('coll benchmark: plan, driver output, tables', () => {
       mpi_base_yield_every: 0,
     });
     expect(ssiParams('lam_basic')).toEqual({ rpi: 'tcp', coll: 'lam_basic' });
+    // <module>:<param>=<value>: the module with its own parameters set, one column per spec
+    expect(planColl(['--coll', 'tuned,tuned:bcast_algorithm=binomial']).columns).toEqual([
+      'ssi:tuned',
+      'ssi:tuned:bcast_algorithm=binomial',
+      'ompi',
+    ]);
+    expect(ssiParams('tuned/nopoll:bcast_algorithm=chain:bcast_segment_bytes=8192', 'sm')).toEqual({
+      rpi: 'sm',
+      coll: 'tuned',
+      mpi_base_poll_us: 0,
+      mpi_base_yield_every: 0,
+      coll_tuned_bcast_algorithm: 'chain',
+      coll_tuned_bcast_segment_bytes: '8192',
+    });
+    expect(() => planColl(['--coll', 'tuned:bcast_algorithm'])).toThrow(
+      /is not a coll module name/,
+    );
     expect(() => planColl(['--coll', 'lam_basic/fast'])).toThrow(/is not a coll module name/);
     expect(() => planColl(['--ops', 'barrier,reduce'])).toThrow(/no operation "reduce"/);
     expect(() => planColl(['--only', 'mpich'])).toThrow(/no column "mpich"/);
@@ -143,7 +160,7 @@ describe('coll benchmark: plan, driver output, tables', () => {
     expect(parseDriverLine('[vm:123] WARNING: no openib device')).toBeUndefined();
     const bad = (o: Record<string, unknown>) => `COLL ${JSON.stringify({ ...s, ...o })}`;
     expect(() => parseDriverLine('COLL {"op":"barrier",')).toThrow(/malformed/);
-    expect(() => parseDriverLine(bad({ op: 'scan' }))).toThrow(/malformed/);
+    expect(() => parseDriverLine(bad({ op: 'gatherv' }))).toThrow(/malformed/);
     expect(() => parseDriverLine(bad({ np: 0 }))).toThrow(/malformed/);
     expect(() => parseDriverLine(bad({ maxNs: [] }))).toThrow(/malformed/);
     expect(() => parseDriverLine(bad({ avgNs: [null] }))).toThrow(/malformed/);

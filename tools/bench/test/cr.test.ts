@@ -55,6 +55,9 @@ describe('cr benchmark: plan, job output, tables', () => {
     expect(() => planCr(['--intervals', '0.5'])).toThrow(/bad interval/);
     expect(() => planCr(['--heat-args', '200'])).toThrow(/--heat-args needs N,TOL/);
     expect(planCr(['--cpus', 'none']).cpus).toBeNull();
+    expect(planCr([]).pollUs).toBeNull();
+    expect(planCr(['--poll-us', '0']).pollUs).toBe(0);
+    expect(() => planCr(['--poll-us', '-5'])).toThrow(/--poll-us needs a whole number >= 0/);
     expect(planCr(['--cpus', '1,0']).cpus).toEqual([1, 0]);
     expect(() => planCr(['--cpus', '0'])).toThrow(/--cpus needs two CPU numbers/);
     expect(() => planCr(['--heat-args', '200,-1'])).toThrow(/--heat-args needs N,TOL/);
@@ -141,9 +144,13 @@ describe('cr benchmark: plan, job output, tables', () => {
         point: { size: 8, iters: 1, latency: true, bandwidth: false },
         tcp: stat([10e3, 20e3, 30e3]),
         crtcp: stat([11e3, 21e3, 90e3]),
+        tcpCpu: stat([40e3, 50e3, 60e3]),
+        crtcpCpu: stat([50.5e3, 50e3, 51e3]),
       },
     ]);
-    expect(ping).toMatch(/^8 B\s+20\.0\s+21\.0\s+0\.000\s+0\.000\s+1\.050\s+5\.0\s+10\.0$/m);
+    expect(ping).toMatch(
+      /^8 B\s+20\.0\s+21\.0\s+0\.000\s+0\.000\s+1\.050\s+5\.0\s+10\.0\s+50\.00\s+50\.50\s+1\.0$/m,
+    );
     expect(overheadPct(stat([11]), stat([10]))).toBeCloseTo(10);
     expect(overheadPct(undefined, stat([10]))).toBeNull();
   });

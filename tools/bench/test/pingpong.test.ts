@@ -32,7 +32,16 @@ describe('pingpong benchmark: plan, driver output, tables, targets', () => {
   it('options: defaults, the union of both size lists measured once, --only, typos refused', () => {
     const p = planPingPong([], [0, 1]);
     expect(p.reps).toBe(5);
-    expect(p.columns).toEqual(['tcp', 'nopoll', 'raw', 'raw-unix', 'ompi', 'paired']);
+    expect(p.columns).toEqual([
+      'tcp',
+      'nopoll',
+      'inet',
+      'noyield',
+      'raw',
+      'raw-unix',
+      'ompi',
+      'paired',
+    ]);
     expect([p.blocks, p.blockIters]).toEqual([10, 200]);
     expect(p.latSizes).toEqual([0, 8, 64, KiB]);
     expect(p.pairedSizes).toEqual([0, 8, 64, KiB, 256 * KiB]);
@@ -64,6 +73,8 @@ describe('pingpong benchmark: plan, driver output, tables, targets', () => {
     expect(planPingPong(['--rpi', 'crtcp,tcp'], [0, 1]).columns).toEqual([
       'tcp',
       'nopoll',
+      'inet',
+      'noyield',
       'crtcp',
       'raw',
       'raw-unix',
@@ -143,6 +154,13 @@ describe('pingpong benchmark: plan, driver output, tables, targets', () => {
     ).toEqual({ size: 0, iters: 2, oneWayNs: [1.5] });
     expect(parseDriverLine('[vm:123] WARNING: no openib device')).toBeUndefined();
     expect(parseDriverLine('')).toBeUndefined();
+    expect(
+      parseDriverLine('PINGPONG {"size":8,"iters":9,"oneWayNs":[3000,4000],"cpuNs":[5200,0]}'),
+    ).toEqual({ size: 8, iters: 9, oneWayNs: [3000, 4000], cpuNs: [5200, 0] });
+    for (const cpuNs of ['[5200]', '[-1,2]', '[1,null]', '"5200"'])
+      expect(() =>
+        parseDriverLine(`PINGPONG {"size":8,"iters":9,"oneWayNs":[3000,4000],"cpuNs":${cpuNs}}`),
+      ).toThrow(/malformed/);
     expect(() => parseDriverLine('PINGPONG {"size":8,')).toThrow(/malformed/);
     expect(() => parseDriverLine('PINGPONG {"size":8,"iters":1,"oneWayNs":[]}')).toThrow(
       /malformed/,
@@ -194,6 +212,8 @@ describe('pingpong benchmark: plan, driver output, tables, targets', () => {
     expect(planPingPong([], [0, 1]).columns).toEqual([
       'tcp',
       'nopoll',
+      'inet',
+      'noyield',
       'raw',
       'raw-unix',
       'ompi',
@@ -437,4 +457,22 @@ describe('pingpong benchmark: the paired mode of the MPI driver', () => {
     },
     90_000,
   );
+});
+
+describe('pingpong benchmark: the timed passes of the MPI driver', () => {
+  afterEach(() => killChildren());
+
+  it('reports, per repetition, the one-way time and both ranks CPU time per round trip', async () => {
+    const points = [
+      { size: 0, iters: 50, latency: true, bandwidth: false },
+      { size: 100000, iters: 5, latency: false, bandwidth: true },
+    ];
+    const { run } = await ssiRunner(benchRoot(), 'pingpong-mpi.mjs', { rpi: 'tcp' }, {});
+    const got = parseDriverOutput(await run(2, driverArgs(2, points), 60_000), points, 2);
+    for (const s of got) {
+      expect(s.cpuNs).toHaveLength(2);
+      // Each round trip costs both ranks at least a send and a receive of CPU time.
+      for (const ns of s.cpuNs!) expect(ns).toBeGreaterThan(0);
+    }
+  }, 90_000);
 });

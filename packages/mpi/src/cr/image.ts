@@ -67,7 +67,7 @@ export function takeImage(args: {
     const d = byRank(dest);
     if (rollbackFrom[d] === 0 || seq < rollbackFrom[d]!) rollbackFrom[d] = seq;
   };
-  for (const s of args.log.sends) rollBack(s.dest, s.seq);
+  for (const s of args.log.sends) rollBack(s.dest!, s.seq);
   const kept: KeptMessage[] = [];
   for (const r of args.active) {
     if (r.proc === null) continue;
@@ -78,7 +78,7 @@ export function takeImage(args: {
     }
   }
   for (const m of args.log.recvs) {
-    kept.push(keptOf(byRank(m.source), m.cid, m.rank, m.tag, m.kind, m.seq, copy(m.data)));
+    kept.push(keptOf(byRank(m.source!), m.cid, m.rank, m.tag, m.kind, m.seq, copy(m.data)));
   }
   for (const m of args.unexpected) {
     const data = m.complete ? copy(m.data!.subarray(0, m.length)) : null;

@@ -35,13 +35,33 @@ const NO_BYTES = new Uint8Array(0);
 /**
  * The blocking point-to-point calls (`MPI_Send` and its modes, `MPI_Recv`, `MPI_Probe`) on
  * pooled internal requests: no allocation per message on the hot path. Each enters through the
- * entry gate; errors go through the communicator's error handler.
+ * entry gate; errors go through the communicator's error handler. Sends and receives report
+ * their own return to the gate (`returned`, see `EntryGate.callReporting`): every path below
+ * calls it exactly once, before returning a settled promise or in the reaction that settles it.
  */
 
 const RESOLVED: Promise<void> = Promise.resolve();
 
 function fail<T>(comm: Communicator, error: unknown, call: string): Promise<T> {
   return Promise.reject(comm.raiseSync(error, call));
+}
+
+/** `fail`, for a call that returns here. */
+function failReturned<T>(
+  comm: Communicator,
+  error: unknown,
+  call: string,
+  returned: () => void,
+): Promise<T> {
+  returned();
+  return fail(comm, error, call);
+}
+
+/** The call completed before returning: at once, or after one event-loop turn (fast yield). */
+function completedNow(comm: Communicator, returned: () => void): Promise<void> {
+  if (comm.host.engine.fastYield.completedAtOnce()) return nextTurn().then(returned);
+  returned();
+  return RESOLVED;
 }
 
 /** A blocking send in any mode. */
@@ -52,7 +72,9 @@ export function blockingSend(
   dest: number,
   tag: number,
 ): Promise<void> {
-  return comm.host.engine.gate.call(() => sendNow(comm, mode, data, dest, tag));
+  return comm.host.engine.gate.callReporting((returned) =>
+    sendNow(comm, mode, data, dest, tag, returned),
+  );
 }
 
 function sendNow(
@@ -61,10 +83,14 @@ function sendNow(
   data: unknown,
   dest: number,
   tag: number,
+  returned: () => void,
 ): Promise<void> {
   const bad = checkDest(comm, dest) ?? checkTag(comm, tag, false);
-  if (bad) return fail(comm, bad, mode);
-  if (dest === PROC_NULL) return RESOLVED;
+  if (bad) return failReturned(comm, bad, mode, returned);
+  if (dest === PROC_NULL) {
+    returned();
+    return RESOLVED;
+  }
   let bytes: Uint8Array;
   let kind: number;
   let packed: ReturnType<typeof packMessage> | null = null;
@@ -81,7 +107,7 @@ function sendNow(
         bytes = NO_BYTES; // the rpi writes the ranges of `gathered.list`
       }
     } catch (err) {
-      return fail(comm, err, mode);
+      return failReturned(comm, err, mode, returned);
     }
   } else if (typeof data === 'object' && data !== null && ArrayBuffer.isView(data)) {
     kind = kindOf(data as BufferLike);
@@ -90,18 +116,18 @@ function sendNow(
     try {
       ({ bytes, kind } = encodeValue(data));
     } catch (err) {
-      return fail(comm, err, mode);
+      return failReturned(comm, err, mode, returned);
     }
   }
   if (mode === 'bsend') {
     try {
       launchBuffered(comm, bytes, kind, dest, tag);
     } catch (err) {
-      return fail(comm, err, mode);
+      return failReturned(comm, err, mode, returned);
     } finally {
       if (packed) releasePacked(packed); // copied into the attached buffer
     }
-    return comm.host.engine.fastYield.completedAtOnce() ? nextTurn() : RESOLVED;
+    return completedNow(comm, returned);
   }
   const engine = comm.host.engine;
   const req = engine.acquire();
@@ -110,9 +136,10 @@ function sendNow(
   if (mode !== 'ssend' && engine.tryFastSend(req)) {
     engine.release(req);
     if (packed) releasePacked(packed);
-    return engine.fastYield.completedAtOnce() ? nextTurn() : RESOLVED;
+    return completedNow(comm, returned);
   }
   return runBlocking(comm, req).then((r) => {
+    returned();
     const err = finishBlocking(comm, r);
     if (packed) releasePacked(packed);
     if (err) return fail(comm, err, mode);
@@ -163,18 +190,21 @@ export function recvInto(
   source: number,
   tag: number,
 ): Promise<Status> {
-  return comm.host.engine.gate.call(() => {
+  return comm.host.engine.gate.callReporting((returned) => {
     const bad = checkSource(comm, source) ?? checkTag(comm, tag, true);
-    if (bad) return fail<Status>(comm, bad, 'recv');
+    if (bad) return failReturned<Status>(comm, bad, 'recv', returned);
     let layout: RecvLayout | null = null;
     if (isTypedMessage(into)) {
       try {
         layout = recvLayout(into, 'recv', stagingReusable(comm), scatterOffer(comm));
       } catch (err) {
-        return fail<Status>(comm, err, 'recv');
+        return failReturned<Status>(comm, err, 'recv', returned);
       }
     }
-    if (source === PROC_NULL) return Promise.resolve(procNullStatus());
+    if (source === PROC_NULL) {
+      returned();
+      return Promise.resolve(procNullStatus());
+    }
     const plain = into as BufferLike;
     const kind = layout ? layout.kind : kindOf(plain);
     const elementBytes = layout ? layout.elementBytes : elementSize(kind);
@@ -183,6 +213,7 @@ export function recvInto(
     fillRecv(comm, req, ReqType.RECV, bytes, kind, source, tag);
     if (layout) req.scatter = layout.scatter;
     return runBlocking(comm, req).then((r) => {
+      returned();
       const st = statusOf(r, elementBytes);
       const typedErr = layout ? layout.finish(r) : null;
       const err = typedErr ?? finishBlocking(comm, r);
@@ -200,16 +231,18 @@ export function recvValue(
   tag: number,
   status?: Status,
 ): Promise<unknown> {
-  return comm.host.engine.gate.call(() => {
+  return comm.host.engine.gate.callReporting((returned) => {
     const bad = checkSource(comm, source) ?? checkTag(comm, tag, true);
-    if (bad) return fail(comm, bad, 'recv');
+    if (bad) return failReturned(comm, bad, 'recv', returned);
     if (source === PROC_NULL) {
+      returned();
       if (status) Object.assign(status, procNullStatus());
       return Promise.resolve(undefined);
     }
     const req = comm.host.engine.acquire();
     fillRecv(comm, req, ReqType.RECV, null, DataKind.OBJECT, source, tag);
     return runBlocking(comm, req).then((r) => {
+      returned();
       if (status) Object.assign(status, statusOf(r, 0));
       let err = r.error;
       let value: unknown;
@@ -256,7 +289,10 @@ export function probe(comm: Communicator, source: number, tag: number): Promise<
   });
 }
 
-/** Runs a filled blocking request to completion; resolves with it (still to be released). */
+/**
+ * Runs a filled blocking request to completion; resolves with it (still to be released). Never
+ * rejects: the callers report their return to the gate in its reaction.
+ */
 function runBlocking(comm: Communicator, req: RpiRequest): Promise<RpiRequest> {
   const engine = comm.host.engine;
   req.marks |= ReqMark.BLKTYPE;

@@ -1,5 +1,7 @@
-import { availableParallelism, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
+
+/** How often (ms) the poller asks whether the machine still allows polling. */
+export const RECHECK_MS = 1000;
 
 /**
  * Polling while an MPI call waits (issue 18). A Node process sleeps in the event loop's poll
@@ -15,6 +17,10 @@ import { performance } from 'node:perf_hooks';
  * it (up to `budgetUs`), a longer one halves it (down to a sixteenth). When the cores are shared
  * (other processes, or a peer on the same core) a spinning rank delays the peer it waits for,
  * its waits grow past the window and polling shrinks to almost nothing by itself.
+ *
+ * Whether to poll at all depends on the machine (see `choosePolling`), which changes while a job
+ * runs: given `recheck`, the poller asks it for a new budget at the first wait after every
+ * `RECHECK_MS`.
  */
 export class WaitPoller {
   /** MPI calls waiting now. */
@@ -27,11 +33,19 @@ export class WaitPoller {
   /** The current window, µs: between `budgetUs / 16` and `budgetUs` (see the class comment). */
   windowUs: number;
 
+  /** Length of the polling window after a wait begins, µs (0: never poll). */
+  budgetUs: number;
+  /** `performance.now()` (ms) after which the next wait asks `recheck` again. */
+  private nextCheck: number;
+
   constructor(
-    /** Length of the polling window after a wait begins, µs (0: never poll). */
-    readonly budgetUs: number,
+    budgetUs: number,
+    /** The budget as the machine is now (none: `budgetUs` for good). */
+    private readonly recheck: (() => number) | null = null,
   ) {
+    this.budgetUs = budgetUs;
     this.windowUs = budgetUs;
+    this.nextCheck = performance.now() + RECHECK_MS;
   }
 
   /**
@@ -41,6 +55,7 @@ export class WaitPoller {
   hold(): number {
     this.waits++;
     const now = performance.now();
+    if (this.recheck !== null && now >= this.nextCheck) this.check(now);
     if (this.budgetUs <= 0) return now;
     this.deadline = now + this.windowUs / 1000;
     if (!this.spinning) {
@@ -61,6 +76,14 @@ export class WaitPoller {
         : Math.max(this.budgetUs / 16, this.windowUs / 2);
   }
 
+  private check(now: number): void {
+    this.nextCheck = now + RECHECK_MS;
+    const budget = this.recheck!();
+    if (budget === this.budgetUs) return;
+    this.budgetUs = budget;
+    this.windowUs = budget;
+  }
+
   /** Whether a polling window is open now. */
   get polling(): boolean {
     return this.spinning;
@@ -73,60 +96,5 @@ export class WaitPoller {
     }
     this.turns++;
     setImmediate(this.turn);
-  };
-}
-
-/** What the job's placement says about polling on this node, and what was chosen. */
-export interface PollChoice {
-  budgetUs: number;
-  /** Ranks of the job on this node. */
-  nodeRanks: number;
-  /** Cores this process may use (`os.availableParallelism()`). */
-  cores: number;
-  oversubscribed: boolean;
-  /** The machine's 1-minute load average at the choice. */
-  load: number;
-  /** One line for verbose output: what polls and why. */
-  reason: string;
-}
-
-/**
- * The polling window for this process: `requestedUs` (mpi_base_poll_us) unless the node is
- * oversubscribed — more of the job's ranks on it than cores, or a 1-minute load average of at
- * least its cores (other programs keep them busy) — where a rank that spins takes the core a
- * peer needs to answer it, and loses the scheduler's preference for a process that wakes up
- * (measured: an unpinned np 2 barrier on a busy 2-core machine 2-5x slower polling); then
- * `oversubscribedUs` (mpi_base_poll_oversubscribed_us, default 0: sleep at once), unless the
- * user set mpi_base_poll_us explicitly.
- */
-export function choosePolling(
-  requestedUs: number,
-  explicit: boolean,
-  oversubscribedUs: number,
-  nodeRanks: number,
-  cores: number = availableParallelism(),
-  load: number = loadavg()[0]!,
-): PollChoice {
-  const crowded = nodeRanks > cores;
-  const busy = load >= cores;
-  const oversubscribed = crowded || busy;
-  let budgetUs = Math.max(0, requestedUs);
-  let why = `mpi_base_poll_us ${budgetUs}`;
-  if (oversubscribed && !explicit) {
-    budgetUs = Math.max(0, oversubscribedUs);
-    const what = crowded
-      ? `${nodeRanks} ranks on ${cores} cores`
-      : `load ${load.toFixed(1)} on ${cores} cores`;
-    why = `oversubscribed (${what}): mpi_base_poll_oversubscribed_us ${budgetUs}`;
-  }
-  const what =
-    budgetUs > 0 ? `polls ${budgetUs} µs per wait, then sleeps` : 'never polls (sleeps at once)';
-  return {
-    budgetUs,
-    nodeRanks,
-    cores,
-    oversubscribed,
-    load,
-    reason: `progress: ${what}; ${why}; ${nodeRanks} rank(s) on this node, ${cores} core(s)`,
   };
 }

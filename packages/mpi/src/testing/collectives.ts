@@ -271,27 +271,8 @@ async function caseReduce({ world, rank, size }: Ctx): Promise<void> {
   equal([loc[0], loc[1]], [maxv, maxv], 'MAXLOC');
   const minl = (await world.allreduce(pairs, MINLOC)) as Float64Array;
   equal([minl[2], minl[3]], [size > 1 ? -1 : 0, size > 1 ? 1 : 0], 'MINLOC (second pair)');
-  // A non-commutative (associative) user operator: composition of affine maps x -> m*x + c
-  // modulo a prime, as (m, c) pairs; the result shows the order operands were combined in.
-  const P = 10_007;
-  const compose = createOp((a, b, out) => {
-    for (let i = 0; i < out.length; i += 2) {
-      const [m1, c1, m2, c2] = [
-        a[i] as number,
-        a[i + 1] as number,
-        b[i] as number,
-        b[i + 1] as number,
-      ];
-      out[i] = (m1 * m2) % P;
-      out[i + 1] = (m2 * c1 + c2) % P;
-    }
-  }, false);
   const affine = (r: number) => [r + 2, 3 * r + 1];
-  let expectedMap = affine(0);
-  for (let r = 1; r < size; r++) {
-    const [m2, c2] = affine(r);
-    expectedMap = [(expectedMap[0]! * m2!) % P, (m2! * expectedMap[1]! + c2!) % P];
-  }
+  const expectedMap = composeUpTo(size, affine);
   equal(
     await world.allreduce(affine(rank), compose),
     expectedMap,
@@ -329,6 +310,37 @@ async function caseReduce({ world, rank, size }: Ctx): Promise<void> {
   }
 }
 
+/**
+ * A non-commutative (associative) user operator: composition of affine maps x -> m*x + c modulo
+ * a prime, as (m, c) pairs; the result shows the order operands were combined in.
+ */
+const P = 10_007;
+const compose = createOp((a, b, out) => {
+  for (let i = 0; i < out.length; i += 2) {
+    const [m1, c1, m2, c2] = [
+      a[i] as number,
+      a[i + 1] as number,
+      b[i] as number,
+      b[i + 1] as number,
+    ];
+    out[i] = (m1 * m2) % P;
+    out[i + 1] = (m2 * c1 + c2) % P;
+  }
+}, false);
+
+/** The maps of ranks 0..count-1 composed in rank order, pair by pair, computed here. */
+function composeUpTo(count: number, maps: (r: number) => number[]): number[] {
+  const acc = [...maps(0)];
+  for (let r = 1; r < count; r++) {
+    const next = maps(r);
+    for (let i = 0; i < acc.length; i += 2) {
+      acc[i] = (acc[i]! * next[i]!) % P;
+      acc[i + 1] = (next[i]! * acc[i + 1]! + next[i + 1]!) % P;
+    }
+  }
+  return acc;
+}
+
 async function caseScan({ world, rank, size }: Ctx): Promise<void> {
   const x = (r: number) => r * r + 1;
   equal(await world.scan(x(rank), SUM), fold(rank + 1, 1, (a, b) => a + b, x)[0], 'scan SUM');
@@ -350,6 +362,25 @@ async function caseScan({ world, rank, size }: Ctx): Promise<void> {
       (_, k) => 10 * ((size * (size - 1)) / 2) + size * (start + k),
     ),
     'reduceScatter SUM',
+  );
+  // The non-commutative operator: prefixes and blocks in rank order.
+  const maps = (r: number) => [r + 2, 3 * r + 1, 2 * r + 5, r + 7];
+  equal(await world.scan(maps(rank), compose), composeUpTo(rank + 1, maps), 'scan in rank order');
+  const before = await world.exscan(maps(rank), compose);
+  equal(before, rank === 0 ? undefined : composeUpTo(rank, maps), 'exscan in rank order');
+  const pairCounts = counts.map((c) => 2 * c);
+  const pairsOf = (r: number) =>
+    Array.from({ length: 2 * total }, (_, i) => (i % 2 ? 3 * r + i : r + 2 + i) % P);
+  const block = (await world.reduceScatter(
+    Float64Array.from(pairsOf(rank)),
+    pairCounts,
+    compose,
+  )) as Float64Array;
+  const at = 2 * start;
+  equal(
+    Array.from(block),
+    composeUpTo(size, pairsOf).slice(at, at + pairCounts[rank]!),
+    'reduceScatter in rank order',
   );
 }
 

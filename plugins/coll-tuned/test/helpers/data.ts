@@ -55,8 +55,11 @@ const AUTO: Algorithms = {
   barrier: 'auto',
   bcast: 'auto',
   allreduce: 'auto',
+  reduce: 'auto',
   allgather: 'auto',
   alltoall: 'auto',
+  reduce_scatter: 'auto',
+  scan: 'auto',
 };
 
 /** Decisions with the given algorithms forced and small thresholds (so auto switches too). */
@@ -71,6 +74,9 @@ export function decisions(
     allreduceLarge: 64,
     allgatherLarge: 64,
     alltoallLarge: 8,
+    alltoallSmall: 4,
+    reduceScatterLarge: 64,
+    crowdedRanks: 5,
     ...sizes,
   };
 }

@@ -8,16 +8,29 @@ type Into = Parameters<CollComm['coll']['recv']>[0];
  * receive buffer's length (the fake world already rejects longer messages; shorter ones are
  * tested through the real stack, `collectives.test.ts` bad-input).
  */
-export function withStatuses(comm: CollComm): CollComm {
+export function withStatuses(comm: CollComm, sent?: { bytes: number }): CollComm {
   const inner = comm.coll;
   const coll = Object.create(inner) as CollComm['coll'];
   const full = (into: Into) => ({ byteLength: (into as ArrayBufferView).byteLength });
+  // Bytes this rank sent, when the caller counts them (to tell algorithms apart).
+  const count = (data: Into) => {
+    if (sent) sent.bytes += (data as ArrayBufferView).byteLength;
+  };
   Object.assign(coll, {
+    send: (data: Into, dest: number, tag: number) => {
+      count(data);
+      return inner.send(data, dest, tag);
+    },
+    isend: (data: Into, dest: number, tag: number) => {
+      count(data);
+      return inner.isend(data, dest, tag);
+    },
     recv: async (into: Into, source: number, tag: number) => {
       await inner.recv(into, source, tag);
       return full(into);
     },
     sendrecv: async (...args: Parameters<CollComm['coll']['sendrecv']>) => {
+      count(args[0]);
       await inner.sendrecv(...args);
       return full(args[3]);
     },

@@ -52,7 +52,14 @@ operations (--ops):
   alltoall8    8 B per pair / comm.alltoall(buf, into)
   alltoall     1 MiB per pair (np MiB sent and received per rank)
   allgather1k  1 KiB per rank / comm.allgather(buf, into)
+  allgather64k 64 KiB per rank
   allgather1m  1 MiB per rank
+  reducescatter8   8 B = 2 float32 per rank, SUM / comm.reduceScatter(f32, counts, SUM, into)
+                   (MPI_Reduce_scatter_block)
+  reducescatter1m  1 MiB of float32 per rank
+  scan8        8 B = 2 float32, SUM / comm.scan(f32, SUM, into)
+  scan1m       1 MiB of float32
+  crossover points for tuned's thresholds: bcast64k, allreduce64k, alltoall1k, alltoall64k
 
 options:
   --reps N       repetitions (rounds) per point (default 5; the median is reported)
@@ -61,7 +68,9 @@ options:
                  operation above)
   --coll LIST    coll modules of the ssi columns, one column each (default lam_basic; e.g.
                  tuned,lam_basic); <module>/nopoll: that module with --ssi mpi_base_poll_us 0
-                 --ssi mpi_base_yield_every 0 (no polling while MPI waits, as before issue 18)
+                 --ssi mpi_base_yield_every 0 (no polling while MPI waits, as before issue 18);
+                 <module>:<param>=<value>[:...]: that module with --ssi coll_<module>_<param>
+                 <value> (e.g. tuned:bcast_algorithm=binomial), one column per setting
   --only LIST    run only some of the columns: ssi,ompi (default both)
   --rpi tcp|sm   the ssi columns' rpi (default tcp); with sm, Open MPI runs with
                  --mca btl self,vader (shared memory) instead of TCP on loopback
@@ -70,10 +79,19 @@ options:
                  Open MPI always runs on one node
   --quick        a tenth of the iterations (a smoke run; numbers are noisier)`;
 
-const MiB = 1024 * 1024;
+const KiB = 1024;
+const MiB = 1024 * KiB;
 
 /** What a driver runs: its operation name, and the bytes of one call. */
-export type CollKind = 'barrier' | 'bcast' | 'allreduce' | 'reduce' | 'alltoall' | 'allgather';
+export type CollKind =
+  | 'barrier'
+  | 'bcast'
+  | 'allreduce'
+  | 'reduce'
+  | 'alltoall'
+  | 'allgather'
+  | 'reducescatter'
+  | 'scan';
 
 export interface CollOp {
   /** The name of `--ops`. */
@@ -95,6 +113,14 @@ export interface CollOp {
 export const COLL_OPS: readonly CollOp[] = [
   { name: 'barrier', label: 'barrier', kind: 'barrier', bytes: 0, calls: 1000, unit: 'us' },
   { name: 'bcast8', label: 'bcast 8 B', kind: 'bcast', bytes: 8, calls: 1000, unit: 'us' },
+  {
+    name: 'bcast64k',
+    label: 'bcast 64 KiB',
+    kind: 'bcast',
+    bytes: 64 * KiB,
+    calls: 200,
+    unit: 'us',
+  },
   { name: 'bcast', label: 'bcast 4 MiB', kind: 'bcast', bytes: 4 * MiB, calls: 64, unit: 'ms' },
   {
     name: 'allreduce8',
@@ -110,6 +136,14 @@ export const COLL_OPS: readonly CollOp[] = [
     kind: 'allreduce',
     bytes: 2048,
     calls: 1000,
+    unit: 'us',
+  },
+  {
+    name: 'allreduce64k',
+    label: 'allreduce 64 KiB',
+    kind: 'allreduce',
+    bytes: 64 * KiB,
+    calls: 200,
     unit: 'us',
   },
   {
@@ -137,6 +171,22 @@ export const COLL_OPS: readonly CollOp[] = [
     unit: 'us',
   },
   {
+    name: 'alltoall1k',
+    label: 'alltoall 1 KiB/pair',
+    kind: 'alltoall',
+    bytes: KiB,
+    calls: 500,
+    unit: 'us',
+  },
+  {
+    name: 'alltoall64k',
+    label: 'alltoall 64 KiB/pair',
+    kind: 'alltoall',
+    bytes: 64 * KiB,
+    calls: 100,
+    unit: 'us',
+  },
+  {
     name: 'alltoall',
     label: 'alltoall 1 MiB/pair',
     kind: 'alltoall',
@@ -153,6 +203,14 @@ export const COLL_OPS: readonly CollOp[] = [
     unit: 'us',
   },
   {
+    name: 'allgather64k',
+    label: 'allgather 64 KiB',
+    kind: 'allgather',
+    bytes: 64 * KiB,
+    calls: 100,
+    unit: 'us',
+  },
+  {
     name: 'allgather1m',
     label: 'allgather 1 MiB',
     kind: 'allgather',
@@ -160,6 +218,24 @@ export const COLL_OPS: readonly CollOp[] = [
     calls: 32,
     unit: 'ms',
   },
+  {
+    name: 'reducescatter8',
+    label: 'reduce_scatter 8 B/rank',
+    kind: 'reducescatter',
+    bytes: 8,
+    calls: 1000,
+    unit: 'us',
+  },
+  {
+    name: 'reducescatter1m',
+    label: 'reduce_scatter 1 MiB/rank',
+    kind: 'reducescatter',
+    bytes: MiB,
+    calls: 32,
+    unit: 'ms',
+  },
+  { name: 'scan8', label: 'scan 8 B', kind: 'scan', bytes: 8, calls: 1000, unit: 'us' },
+  { name: 'scan1m', label: 'scan 1 MiB', kind: 'scan', bytes: MiB, calls: 32, unit: 'ms' },
 ];
 
 /** `--ops` without the option: the operations of the first measurements (issue #13's table). */
@@ -183,24 +259,32 @@ export function nodeAddresses(nodes: number): string[] | undefined {
   return Array.from({ length: nodes }, (_, i) => `127.0.0.${i + 2}`);
 }
 
-/** The SSI parameters of an ssi column (`--ssi rpi tcp --ssi coll <module>`). */
+const NOPOLL = '/nopoll';
+
+/**
+ * A column's module spec: `<module>[/nopoll][:<param>=<value>]...`, e.g.
+ * `tuned:bcast_algorithm=binomial`. Each `<param>` is the module's own (`coll_<module>_<param>`),
+ * so one run can set a module against itself with another algorithm forced.
+ */
+export const COLUMN_SPEC = /^[a-z][a-z0-9_]*(\/nopoll)?(:[a-z][a-z0-9_]*=[A-Za-z0-9_.-]+)*$/;
+
+/** The SSI parameters of an ssi column (`--ssi rpi tcp --ssi coll <module>` and its settings). */
 export function ssiParams(
-  module: string,
+  spec: string,
   rpi: 'tcp' | 'sm' = 'tcp',
 ): Record<string, string | number> {
+  const [named, ...settings] = spec.split(':');
+  const module = named!.endsWith(NOPOLL) ? named!.slice(0, -NOPOLL.length) : named!;
+  const params: Record<string, string | number> = { rpi, coll: module };
   // `<module>/nopoll`: the same module with the progress engine's polling and yields off (the
   // event loop sleeps at every wait, as before issue 18), to measure what polling gains.
-  if (module.endsWith(NOPOLL))
-    return {
-      rpi,
-      coll: module.slice(0, -NOPOLL.length),
-      mpi_base_poll_us: 0,
-      mpi_base_yield_every: 0,
-    };
-  return { rpi, coll: module };
+  if (named !== module) Object.assign(params, { mpi_base_poll_us: 0, mpi_base_yield_every: 0 });
+  for (const setting of settings) {
+    const [name, value] = setting.split('=');
+    params[`coll_${module}_${name}`] = value!;
+  }
+  return params;
 }
-
-const NOPOLL = '/nopoll';
 
 /**
  * Calls per timed pass: the operation's count on 2 processes, scaled by 2/np (a call costs about
@@ -285,9 +369,9 @@ export function planColl(args: string[]): CollPlan {
       throw new Error(`--only: no column "${c}" (choose from ${COLL_COLUMNS.join(',')})`);
   const modules = list(o, 'coll', ['lam_basic']);
   for (const m of modules)
-    if (!/^[a-z][a-z0-9_]*(\/nopoll)?$/.test(m))
+    if (!COLUMN_SPEC.test(m))
       throw new Error(
-        `--coll: "${m}" is not a coll module name, optionally with /nopoll (e.g. tuned,lam_basic,lam_basic/nopoll)`,
+        `--coll: "${m}" is not a coll module name, optionally with /nopoll and :<param>=<value> settings (e.g. tuned,lam_basic,lam_basic/nopoll,tuned:bcast_algorithm=binomial)`,
       );
   const columns: CollColumn[] = [
     ...(only.includes('ssi') ? modules.map(ssiColumn) : []),
@@ -355,6 +439,8 @@ const KINDS: readonly string[] = [
   'reduce',
   'alltoall',
   'allgather',
+  'reducescatter',
+  'scan',
 ];
 
 /**

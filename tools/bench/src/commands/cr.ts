@@ -65,6 +65,9 @@ options:
   --plan-checkpoints N  recorded checkpoints per plans job (default 3), after 1 unrecorded
   --cpus A,B|none     the ping-pong's CPUs (default: the first two this process may use; none:
                       the scheduler decides)
+  --poll-us N         --ssi mpi_base_poll_us N for the ping-pong's jobs (default: not set, each
+                      rank chooses by its node's load; 0: the ranks sleep between messages, as
+                      on a loaded machine; 100: they poll, as on a quiet one)
   --quick             a tenth of the ping-pong iterations, 3 checkpoints, --reps 2 unless given`;
 
 export const CR_PARTS = ['pingpong', 'heat', 'coord', 'interval', 'plans'] as const;
@@ -111,6 +114,8 @@ export interface CrPlan {
   warmupCheckpoints: number;
   /** CPUs of the ping-pong's ranks 0 and 1, or null: not pinned. */
   cpus: [number, number] | null;
+  /** `mpi_base_poll_us` of the ping-pong's jobs, or null: the ranks' own choice. */
+  pollUs: number | null;
   heatNp: number;
   heatArgs: [string, string];
   intervals: number[];
@@ -124,6 +129,12 @@ function positiveInt(o: Options, name: string, dflt: number): number {
   const v = o.number(name, dflt);
   if (!Number.isInteger(v) || v < 1) throw new Error(`--${name} needs an integer >= 1, got ${v}`);
   return v;
+}
+
+function nonNegativeInt(o: Options, name: string): number {
+  const v = o.string(name, '');
+  if (!/^\d+$/.test(v)) throw new Error(`--${name} needs a whole number >= 0, got "${v}"`);
+  return Number(v);
 }
 
 function intList(o: Options, name: string, dflt: number[], what: string): number[] {
@@ -157,6 +168,7 @@ export function planCr(args: string[]): CrPlan {
     'parity-set',
     'plan-checkpoints',
     'cpus',
+    'poll-us',
   ];
   const bad = o.unknown(known);
   if (bad.length > 0) throw new Error(`unknown option --${bad[0]}\n\n${USAGE}`);
@@ -205,6 +217,7 @@ export function planCr(args: string[]): CrPlan {
     checkpoints: positiveInt(o, 'checkpoints', quick ? 3 : 10),
     warmupCheckpoints: 2,
     cpus: chooseCpus(o.has('cpus') ? o.string('cpus', '') : undefined, allowedCpus()),
+    pollUs: o.has('poll-us') ? nonNegativeInt(o, 'poll-us') : null,
     heatNp: positiveInt(o, 'heat-np', 4),
     heatArgs: [heatArgs[0]!, heatArgs[1]!],
     intervals,
@@ -413,6 +426,9 @@ export interface PingRow {
   point: Point;
   tcp: Stat;
   crtcp: Stat;
+  /** CPU time of both ranks per round trip (ns), per column. */
+  tcpCpu: Stat;
+  crtcpCpu: Stat;
 }
 
 export function pingColumns(): Column<PingRow>[] {
@@ -430,6 +446,10 @@ export function pingColumns(): Column<PingRow>[] {
       value: (r) => (100 * (r.crtcp.min - r.tcp.min)) / r.tcp.min,
       digits: 1,
     },
+    // The work per message: what the module adds, hardly moved by other load (see the driver).
+    { title: 'tcp cpu us/rt', value: (r) => r.tcpCpu.median / 1000, digits: 2 },
+    { title: 'crtcp cpu us/rt', value: (r) => r.crtcpCpu.median / 1000, digits: 2 },
+    { title: 'cpu more %', value: (r) => overheadPct(r.crtcpCpu, r.tcpCpu), digits: 1 },
   ];
 }
 
@@ -495,13 +515,15 @@ type LoadLog = Record<string, { start: number; end: number }>;
 async function runPingpong(root: string, plan: CrPlan, ckpt: string, loads: LoadLog) {
   const cols = [TCP, CRTCP];
   const samples = new Map(cols.map((c) => [c.key, plan.points.map(() => [] as number[])]));
+  const cpuSamples = new Map(cols.map((c) => [c.key, plan.points.map(() => [] as number[])]));
   const program = join(root, 'programs', 'pingpong-mpi.mjs');
+  const poll = plan.pollUs === null ? [] : ['--ssi', 'mpi_base_poll_us', String(plan.pollUs)];
   loads.pingpong = { start: load(), end: 0 };
   for (let round = 0; round < plan.reps; round++) {
     for (const c of round % 2 ? [...cols].reverse() : cols) {
       const r = await runMpirun(
         root,
-        mpirunFlags(2, c, ckpt),
+        [...mpirunFlags(2, c, ckpt), ...poll],
         [program, ...driverArgs(1, plan.points)],
         {
           cwd: root,
@@ -513,6 +535,9 @@ async function runPingpong(root: string, plan: CrPlan, ckpt: string, loads: Load
       const got = parseDriverOutput(r.out.split('\n').map(stripRank).join('\n'), plan.points, 1);
       got.forEach((s, i) => {
         samples.get(c.key)![i]!.push(s.oneWayNs[0]!);
+        if (s.cpuNs === undefined)
+          throw new Error(`${program} printed no cpuNs: rebuild the bench`);
+        cpuSamples.get(c.key)![i]!.push(s.cpuNs[0]!);
       });
       const first = got[0]!;
       process.stderr.write(
@@ -526,6 +551,8 @@ async function runPingpong(root: string, plan: CrPlan, ckpt: string, loads: Load
     point,
     tcp: stat(samples.get('tcp')![i]!),
     crtcp: stat(samples.get('crtcp')![i]!),
+    tcpCpu: stat(cpuSamples.get('tcp')![i]!),
+    crtcpCpu: stat(cpuSamples.get('crtcp')![i]!),
   }));
 }
 
@@ -625,13 +652,16 @@ export const crCommand: BenchCommand = {
       if (plan.parts.includes('pingpong')) {
         const rows = await runPingpong(root, plan, ckpt, loads);
         console.log(
-          `\nPing-pong, 2 ranks: one-way time and bandwidth (median of ${plan.reps} rounds; ${plan.cpus ? `ranks pinned to CPUs ${plan.cpus.join(',')}` : 'not pinned'})\n`,
+          `\nPing-pong, 2 ranks: one-way time and bandwidth (median of ${plan.reps} rounds; ${plan.cpus ? `ranks pinned to CPUs ${plan.cpus.join(',')}` : 'not pinned'}; ` +
+            `${plan.pollUs === null ? 'polling as each rank chose' : `mpi_base_poll_us ${plan.pollUs}`}; cpu: both ranks' CPU time per round trip)\n`,
         );
         console.log(formatTable(pingColumns(), rows));
         result.pingpong = rows.map((r) => ({
           ...r.point,
           oneWayNs: { tcp: r.tcp, crtcp: r.crtcp },
           crtcpOverTcp: r.crtcp.median / r.tcp.median,
+          cpuNsPerRoundTrip: { tcp: r.tcpCpu, crtcp: r.crtcpCpu },
+          crtcpOverTcpCpu: r.crtcpCpu.median / r.tcpCpu.median,
         }));
       }
       if (plan.heatColumns.length > 0) {
@@ -695,6 +725,8 @@ export const crCommand: BenchCommand = {
         ]),
         unit: {
           oneWayNs: 'round trip / 2 in ns, one sample per round',
+          cpuNsPerRoundTrip:
+            'user + system CPU time of both ranks per round trip, ns, one sample per round',
           heat: 'seconds: heat.ts own MPI.wtime time; wallMs: mpirun spawn to exit (boots a private universe)',
           coord: 'ms of the outcome of mpi.cr.checkpoint(); phases in ms (see CheckpointPhases)',
           plans:

@@ -34,8 +34,13 @@ const USAGE = `usage: node tools/bench/dist/cli.js pingpong [options]
 NetPIPE-style ping-pong between 2 processes on this machine (Ch. 5.3.2), columns measured in the
 same run by the same loop (send, then receive into a preallocated buffer; the peer echoes):
   tcp     2 ranks of @ssi/mpi with --ssi rpi tcp (launchJob of @ssi/mpi/testing)
-  nopoll  the same with --ssi mpi_base_poll_us 0 --ssi mpi_base_yield_every 0: the tcp rpi as it
-          was before the polling progress engine (every wait sleeps in the event loop)
+  nopoll  the same with --ssi mpi_base_poll_us 0 --ssi mpi_base_yield_every 0 --ssi rpi_tcp_unix 0:
+          the tcp rpi as it was before the polling progress engine (every wait sleeps in the event
+          loop, TCP between ranks of one node)
+  inet    the tcp column with --ssi rpi_tcp_unix 0: polling, but TCP instead of a Unix socket
+          between the two ranks (tcp/inet: what the Unix socket changes)
+  noyield the tcp column with --ssi mpi_base_yield_every 0: no event-loop turn every 64 calls
+          that complete at once (tcp/noyield: what the starvation fix costs)
   crtcp   the same with --ssi rpi crtcp: tcp able to checkpoint, no checkpoint taken (only with
           --rpi or --only; the crtcp/tcp columns give its cost over tcp)
   raw     baseline: a plain Node TCP socket over 127.0.0.1 (Nagle off) with the tcp rpi's framing
@@ -64,9 +69,10 @@ options:
   --lat-sizes LIST  latency sizes (default 0,8,64,1k)
   --bw-sizes LIST   bandwidth sizes (default 1k,4k,16k,64k,256k,1m,4m,16m)
   --rpi LIST        the rpi modules measured: tcp,crtcp,sm (default tcp). tcp: columns tcp,
-                    nopoll,raw,raw-unix,ompi,paired; crtcp: the same with crtcp (with tcp too: their ratio);
+                    nopoll,inet,noyield,raw,raw-unix,ompi,paired; crtcp: the same with crtcp (with tcp too: their ratio);
                     sm: smspin,smblock,sm,tcp,ompi with Open MPI over vader
-  --only LIST       run only some of: smspin,smblock,sm,tcp,nopoll,crtcp,raw,raw-unix,ompi,paired
+  --only LIST       run only some of: smspin,smblock,sm,tcp,nopoll,inet,noyield,crtcp,raw,raw-unix,
+                    ompi,paired
                     (default:
                     --rpi's)
   --paired-sizes L  sizes of the paired column, among the others (default 0,8,64,1k,256k)
@@ -85,6 +91,8 @@ export const PINGPONG_COLUMNS = [
   'sm',
   'tcp',
   'nopoll',
+  'inet',
+  'noyield',
   'crtcp',
   'raw',
   'raw-unix',
@@ -96,6 +104,8 @@ export type PingPongColumn = (typeof PINGPONG_COLUMNS)[number];
 export const COLUMN_TITLES: Record<PingPongColumn, string> = {
   tcp: 'tcp rpi',
   nopoll: 'tcp nopoll',
+  inet: 'tcp inet',
+  noyield: 'tcp noyield',
   crtcp: 'crtcp rpi',
   raw: 'raw socket',
   'raw-unix': 'raw unix',
@@ -108,13 +118,17 @@ export const COLUMN_TITLES: Record<PingPongColumn, string> = {
 
 /** The default columns of each `--rpi`. */
 const RPI_COLUMNS: Record<'tcp' | 'crtcp' | 'sm', PingPongColumn[]> = {
-  tcp: ['tcp', 'nopoll', 'raw', 'raw-unix', 'ompi', 'paired'],
+  tcp: ['tcp', 'nopoll', 'inet', 'noyield', 'raw', 'raw-unix', 'ompi', 'paired'],
   crtcp: ['crtcp', 'raw', 'ompi', 'paired'],
   sm: ['smspin', 'smblock', 'sm', 'tcp', 'ompi'],
 };
 
-/** The `nopoll` column: the tcp rpi with polling and fast-path yields off (issue 18's "today"). */
-const NOPOLL_PARAMS = { rpi: 'tcp', mpi_base_poll_us: 0, mpi_base_yield_every: 0 };
+/** The tcp variants: `nopoll` is issue 18's "today" (no polling, no yields, TCP only). */
+const VARIANT_PARAMS: Partial<Record<PingPongColumn, Record<string, string | number>>> = {
+  nopoll: { rpi: 'tcp', mpi_base_poll_us: 0, mpi_base_yield_every: 0, rpi_tcp_unix: 0 },
+  inet: { rpi: 'tcp', rpi_tcp_unix: 0 },
+  noyield: { rpi: 'tcp', mpi_base_yield_every: 0 },
+};
 
 /** The sm columns' wait modes (`rpi_sm_wait`). */
 const SM_WAIT: Partial<Record<PingPongColumn, string>> = {
@@ -346,12 +360,15 @@ export interface DriverSample {
   size: number;
   iters: number;
   oneWayNs: number[];
+  /** CPU time (user + system) of both ranks per round trip, ns, per repetition (MPI drivers). */
+  cpuNs?: number[];
 }
 
 const PREFIX = 'PINGPONG ';
 
 /**
- * Parses one line a driver prints (`PINGPONG {"size":S,"iters":I,"oneWayNs":[...]}`); any other
+ * Parses one line a driver prints (`PINGPONG {"size":S,"iters":I,"oneWayNs":[...]}`, the MPI
+ * drivers also `"cpuNs":[...]`, one per sample); any other
  * line (a warning of mpirun, say) gives undefined. A PINGPONG line that is not well formed throws.
  */
 export function parseDriverLine(line: string): DriverSample | undefined {
@@ -362,9 +379,15 @@ export function parseDriverLine(line: string): DriverSample | undefined {
     o.size! >= 0 &&
     Number.isInteger(o.iters) &&
     o.iters! > 0 &&
-    positiveNumbers(o.oneWayNs);
+    positiveNumbers(o.oneWayNs) &&
+    (o.cpuNs === undefined ||
+      (Array.isArray(o.cpuNs) &&
+        o.cpuNs.length === o.oneWayNs!.length &&
+        o.cpuNs.every((x) => typeof x === 'number' && Number.isFinite(x) && x >= 0)));
   if (!ok) throw new Error(`malformed driver line: ${line.trim()}`);
-  return { size: o.size!, iters: o.iters!, oneWayNs: o.oneWayNs! };
+  const sample: DriverSample = { size: o.size!, iters: o.iters!, oneWayNs: o.oneWayNs! };
+  if (o.cpuNs !== undefined) sample.cpuNs = o.cpuNs;
+  return sample;
 }
 
 /**
@@ -543,6 +566,8 @@ export interface PingPongRow {
   bandwidth: boolean;
   tcp?: Stat;
   nopoll?: Stat;
+  inet?: Stat;
+  noyield?: Stat;
   crtcp?: Stat;
   raw?: Stat;
   'raw-unix'?: Stat;
@@ -577,6 +602,10 @@ export function latencyColumns(columns: PingPongColumn[]): Column<PingPongRow>[]
     cols.push({ title: 'unix/raw', value: (r) => ratio(r['raw-unix'], r.raw) });
   if (has('tcp') && has('nopoll'))
     cols.push({ title: 'tcp/nopoll', value: (r) => ratio(r.tcp, r.nopoll) });
+  if (has('tcp') && has('inet'))
+    cols.push({ title: 'tcp/inet', value: (r) => ratio(r.tcp, r.inet) });
+  if (has('tcp') && has('noyield'))
+    cols.push({ title: 'tcp/noyield', value: (r) => ratio(r.tcp, r.noyield) });
   if (has('tcp') && has('ompi'))
     cols.push({ title: 'tcp/ompi', value: (r) => ratio(r.tcp, r.ompi) });
   if (has('crtcp') && has('tcp'))
@@ -608,6 +637,8 @@ export function bandwidthColumns(columns: PingPongColumn[]): Column<PingPongRow>
     cols.push({ title: 'unix/raw %', value: (r) => pct(r['raw-unix'], r.raw), digits: 1 });
   if (has('tcp') && has('nopoll'))
     cols.push({ title: 'tcp/nopoll %', value: (r) => pct(r.tcp, r.nopoll), digits: 1 });
+  if (has('tcp') && has('inet'))
+    cols.push({ title: 'tcp/inet %', value: (r) => pct(r.tcp, r.inet), digits: 1 });
   if (has('crtcp') && has('tcp'))
     cols.push({ title: 'crtcp/tcp %', value: (r) => pct(r.crtcp, r.tcp), digits: 1 });
   if (has('smspin') && has('ompi'))
@@ -723,9 +754,8 @@ export const pingpongCommand: BenchCommand = {
           );
           runners[c] = twoRanks(t.run);
           info[c] = t.info;
-        } else if (c === 'nopoll') {
-          // Today's tcp rpi before issue 18: no polling window, no yields.
-          const t = await ssiRunner(root, 'pingpong-mpi.mjs', NOPOLL_PARAMS, mpiEnv(plan));
+        } else if (VARIANT_PARAMS[c] !== undefined) {
+          const t = await ssiRunner(root, 'pingpong-mpi.mjs', VARIANT_PARAMS[c], mpiEnv(plan));
           runners[c] = twoRanks(t.run);
           info[c] = t.info;
         } else if (c === 'tcp' || c === 'crtcp' || c === 'paired') {
@@ -881,6 +911,8 @@ export const pingpongCommand: BenchCommand = {
           oneWayNs: {
             tcpRpi: r.tcp,
             tcpNoPoll: r.nopoll,
+            tcpInet: r.inet,
+            tcpNoYield: r.noyield,
             crtcpRpi: r.crtcp,
             raw: r.raw,
             rawUnix: r['raw-unix'],
@@ -892,6 +924,8 @@ export const pingpongCommand: BenchCommand = {
           gbps: {
             tcpRpi: gbs(r.size, r.tcp),
             tcpNoPoll: gbs(r.size, r.nopoll),
+            tcpInet: gbs(r.size, r.inet),
+            tcpNoYield: gbs(r.size, r.noyield),
             crtcpRpi: gbs(r.size, r.crtcp),
             raw: gbs(r.size, r.raw),
             rawUnix: gbs(r.size, r['raw-unix']),
