@@ -299,10 +299,11 @@ export class Engine implements RpiHost {
   // ---- progress for polling transports ---------------------------------------------------
 
   /**
-   * Keeps polling (`advance(false)`) once per turn of the event loop while requests are active
-   * (only for `polling` modules whose `pollWait` is 'spin'): the event loop never sleeps, and a
-   * message that comes after a waiting call's spin gave up is seen within a turn. It never spins
-   * itself: a turn that ran between two waits of a ping-pong would spin for nothing.
+   * Keeps polling once per turn of the event loop while requests are active (only for
+   * `polling` modules whose `pollWait` is 'spin'): a bounded spin (`advance(true)`) while an MPI
+   * call waits whose own spin gave up, so the rank keeps answering within the spin instead of a
+   * turn; a single look (`advance(false)`) when nobody waits (a turn between two waits of a
+   * ping-pong must not spin for nothing). The event loop never sleeps meanwhile.
    */
   private poll(): void {
     if (this.polling || !this.syncPoll.keepsPolling) return;
@@ -311,7 +312,7 @@ export class Engine implements RpiHost {
       try {
         do {
           await nextTurn();
-          await this.actions.advance(false);
+          await this.actions.advance(this.poller.waiting > 0);
         } while (this.activeCount > 0 || this.probeWaiters.length > 0);
       } finally {
         this.polling = false;
