@@ -80,8 +80,10 @@ export class SmPath {
   private loop: Promise<void> = Promise.resolve();
   /** `spinMs` of `advance(true)`: rpi_sm_spin_us (0 in block mode: one look, no spin). */
   private spinMs = 0;
-  /** `stayAwake` holds the endpoint awake until the next event-loop turn. */
+  /** `stayAwake` holds the endpoint awake until an event-loop turn without a spin. */
   private awake = false;
+  /** `advance` ran since the last turn (someone polls: stay awake). */
+  private polledThisTurn = false;
   readonly stats = { inline: 0, eagerTwoRecords: 0, rendezvous: 0, bodiesDirect: 0 };
 
   constructor(
@@ -372,6 +374,7 @@ export class SmPath {
    * endpoint tells peers that we are awake, so their sends need no futex wake (`stayAwake`).
    */
   advance(spin: boolean): boolean {
+    this.polledThisTurn = true;
     if (this.poll()) return true;
     if (!spin || this.spinMs <= 0 || this.closing) return false;
     const end = performance.now() + this.spinMs;
@@ -394,9 +397,22 @@ export class SmPath {
     setImmediate(this.letSleep);
   }
 
+  /**
+   * At the next event-loop turn: still awake if `advance` ran during the last one (the MPI
+   * layer's spin-mode loop, waits that keep spinning, a test loop), else the endpoint's loop may
+   * sleep again.
+   * Releasing while a rank keeps spinning would make every message of its peer a futex wake
+   * (and a wake-up of the helper thread on the rank's own core).
+   */
   private readonly letSleep = (): void => {
+    if (this.closing) return;
+    if (this.polledThisTurn) {
+      this.polledThisTurn = false;
+      setImmediate(this.letSleep);
+      return;
+    }
     this.awake = false;
-    if (!this.closing) this.ep.releaseAwake();
+    this.ep.releaseAwake();
   };
 
   /**
