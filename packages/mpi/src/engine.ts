@@ -11,8 +11,9 @@ import { SelfChannel } from './matching/self-channel';
 import { UnexpectedMessage } from './matching/unexpected';
 import type { Proc } from './proc';
 import { ProcMode } from './proc';
-import { FastYield } from './progress/fast-yield';
+import { FastYield, nextTurn } from './progress/fast-yield';
 import { choosePolling, cpuPool, machineNow, type PollChoice } from './progress/poll-policy';
+import { SyncPoll } from './progress/sync-poll';
 import { WaitPoller } from './progress/wait-poller';
 import { ReqFlag, ReqState, ReqType, RpiRequest } from './rpi/request';
 import type { RpiActions, RpiHost, RpiModule, RpiRuntime } from './rpi/types';
@@ -48,6 +49,8 @@ export class Engine implements RpiHost {
   private nextId = 0;
   private readonly pool: RpiRequest[] = [];
   private probeWaiters: (() => void)[] = [];
+  /** Unexpected messages queued so far (a blocking probe spins until it changes). */
+  private arrivals = 0;
   private polling = false;
   /** Posted receives and unexpected messages of every path the rpi drives. */
   readonly matcher = new Matcher(() => this.arrived());
@@ -63,6 +66,8 @@ export class Engine implements RpiHost {
   pollChoice: PollChoice;
   /** Yields to the event loop in a run of calls that complete at once (mpi_base_yield_every). */
   readonly fastYield: FastYield;
+  /** Synchronous spinning and polling of a `polling` rpi module (issue 15). */
+  readonly syncPoll = new SyncPoll(() => this.actions);
 
   constructor(
     readonly procs: Proc[],
@@ -95,6 +100,14 @@ export class Engine implements RpiHost {
    * window, and the wait ends when `req` completes. Resolves with `req`.
    */
   waitFor(req: RpiRequest): Promise<RpiRequest> {
+    if (!this.syncPoll.spinUntil(() => req.state === ReqState.DONE)) return this.sleepFor(req);
+    if (this.fastYield.completedAtOnce()) return nextTurn().then(() => req);
+    return Promise.resolve(req);
+  }
+
+  /** Waits for `req` from the event loop (polling for the window, mpi_base_poll_us). */
+  private sleepFor(req: RpiRequest): Promise<RpiRequest> {
+    if (req.state === ReqState.DONE) return Promise.resolve(req);
     const since = this.poller.hold();
     this.fastYield.waited();
     return new Promise<RpiRequest>((resolve) => {
@@ -272,6 +285,7 @@ export class Engine implements RpiHost {
    * earliest unexpected message it matches and returns true, or false.
    */
   iprobe(req: RpiRequest): boolean {
+    this.syncPoll.pollNow();
     if (this.matcher.unexpectedCount === 0) return false;
     const m = this.matcher.findUnexpected(req);
     if (m === null) return false;
@@ -284,16 +298,22 @@ export class Engine implements RpiHost {
 
   // ---- progress for polling transports ---------------------------------------------------
 
-  /** Keeps calling `advance` while requests are active (only for `polling` modules). */
+  /**
+   * Keeps polling once per turn of the event loop while requests are active (only for
+   * `polling` modules whose `pollWait` is 'spin'): a bounded spin (`advance(true)`) while an MPI
+   * call waits whose own spin gave up, so the rank keeps answering within the spin instead of a
+   * turn; a single look (`advance(false)`) when nobody waits (a turn between two waits of a
+   * ping-pong must not spin for nothing). The event loop never sleeps meanwhile.
+   */
   private poll(): void {
-    if (this.polling) return;
+    if (this.polling || !this.syncPoll.keepsPolling) return;
     this.polling = true;
     const step = async () => {
       try {
-        while (this.activeCount > 0 || this.probeWaiters.length > 0) {
-          await this.actions.advance(false);
-          await new Promise<void>((r) => setImmediate(r));
-        }
+        do {
+          await nextTurn();
+          await this.actions.advance(this.poller.waiting > 0);
+        } while (this.activeCount > 0 || this.probeWaiters.length > 0);
       } finally {
         this.polling = false;
       }
@@ -305,6 +325,7 @@ export class Engine implements RpiHost {
 
   /** An unexpected message was queued; blocking probes look again. */
   private arrived(): void {
+    this.arrivals++;
     if (this.probeWaiters.length === 0) return;
     const waiters = this.probeWaiters;
     this.probeWaiters = [];
@@ -313,6 +334,10 @@ export class Engine implements RpiHost {
 
   /** Resolves at the next arrival of an unexpected message. */
   nextArrival(): Promise<void> {
+    const seen = this.arrivals;
+    if (this.syncPoll.spinUntil(() => this.arrivals !== seen)) {
+      return this.fastYield.completedAtOnce() ? nextTurn() : Promise.resolve();
+    }
     keepAlive.hold();
     const since = this.poller.hold();
     this.fastYield.waited();

@@ -198,6 +198,7 @@ export class Request<T = Status> {
   /** Waits for completion (`MPI_Wait`): the status, or the received value for object receives. */
   wait(): Promise<T> {
     if (this.phase === 'freed') return Promise.reject(this.freedError('wait'));
+    if (this.phase === 'active') Request.spinFor([this], () => this.phase !== 'active');
     if (this.phase !== 'active') {
       let value: T;
       try {
@@ -223,6 +224,7 @@ export class Request<T = Status> {
   /** Completes the request if it is done (`MPI_Test`): true when done. Throws its error. */
   test(): boolean {
     if (this.phase === 'freed') throw this.freedError('test');
+    if (this.phase === 'active') this.comm.engineOf().syncPoll.pollNow();
     if (this.phase === 'active') return false;
     this.consume();
     return true;
@@ -282,12 +284,14 @@ export class Request<T = Status> {
 
   /** Waits for all (`MPI_Waitall`); rejects with ERR_IN_STATUS (and `errors`) if any failed. */
   static async waitall<T>(requests: readonly Request<T>[]): Promise<T[]> {
+    Request.spinFor(requests, () => requests.every((r) => r.phase !== 'active'));
     await Promise.all(requests.map((r) => new Promise<void>((res) => r.onCompleteOrNow(res))));
     return Request.collectAll(requests, 'Request.waitall');
   }
 
   /** All done? Then their results (`MPI_Testall`), else undefined (and nothing is consumed). */
   static testall<T>(requests: readonly Request<T>[]): T[] | undefined {
+    Request.pollFor(requests);
     if (requests.some((r) => r.phase === 'active')) return undefined;
     return Request.collectAll(requests, 'Request.testall');
   }
@@ -329,6 +333,7 @@ export class Request<T = Status> {
   static testany<T>(
     requests: readonly Request<T>[],
   ): { index: number; value: T | undefined; status: Status } | undefined {
+    Request.pollFor(requests);
     let anyActive = false;
     for (let i = 0; i < requests.length; i++) {
       const r = requests[i]!;
@@ -353,6 +358,7 @@ export class Request<T = Status> {
 
   /** The indices of the requests that are done (`MPI_Testsome`), consumed. */
   static testsome<T>(requests: readonly Request<T>[]): number[] {
+    Request.pollFor(requests);
     const out: number[] = [];
     const errors: (MpiError | null)[] = [];
     requests.forEach((r, i) => {
@@ -384,6 +390,9 @@ export class Request<T = Status> {
 
   /** Resolves when any active request completes (at once when none is active). */
   private static anyCompletion(requests: readonly Request<unknown>[]): Promise<void> {
+    const some = () => requests.some((r) => r.phase === 'complete');
+    Request.spinFor(requests, some);
+    if (some()) return Promise.resolve(); // the spin completed one: no waiter would see it
     return new Promise<void>((resolve) => {
       const offs: (() => void)[] = [];
       let fired = false;
@@ -396,6 +405,21 @@ export class Request<T = Status> {
       for (const r of requests) if (r.phase === 'active') offs.push(r.onComplete(fire));
       if (offs.length === 0) fire();
     });
+  }
+
+  /**
+   * A polling rpi (shared memory) spins until `done()` before the caller waits for an event
+   * (progress/sync-poll.ts); a no-op for an event-driven rpi or when nothing is active.
+   */
+  private static spinFor(requests: readonly Request<unknown>[], done: () => boolean): void {
+    const active = requests.find((r) => r.phase === 'active');
+    if (active) active.comm.engineOf().syncPoll.spinUntil(done);
+  }
+
+  /** A polling rpi takes what is there now before a test looks (`while (!req.test())` moves). */
+  private static pollFor(requests: readonly Request<unknown>[]): void {
+    const active = requests.find((r) => r.phase === 'active');
+    if (active) active.comm.engineOf().syncPoll.pollNow();
   }
 
   private onCompleteOrNow(fn: () => void): void {

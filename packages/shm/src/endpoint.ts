@@ -140,6 +140,16 @@ export class ShmEndpoint {
   private readonly partial: (Partial | null)[] = [];
   private readonly receivers: Receiver[] = [];
   private pendingFrees: number[] = [];
+  /** Callers of readable() waiting for a complete message. */
+  private readers: { resolve: () => void; reject: (e: Error) => void }[] = [];
+  /** The loop sleeps in FUTEX_WAIT with `sleeping` announced (see holdAwake). */
+  private asleep = false;
+  /** Between holdAwake and releaseAwake: the loop sleeps without announcing it. */
+  private heldAwake = false;
+  /** The doorbell value the sleeping loop waits to change. */
+  private asleepOn = 0;
+  /** advanceSendsNow() stopped because another process held the pool lock. */
+  private lockBusy = false;
   private queuedSends = 0;
   private partials = 0;
   private running = false;
@@ -335,6 +345,66 @@ export class ShmEndpoint {
   }
 
   /**
+   * Resolves once a complete message waits to be taken with `tryRecv` (at once if one does), so a
+   * protocol layer can take every message synchronously, in its own loop, and still sleep (spin,
+   * then futex wait, as `recv`) while nothing comes. Rejects when the endpoint fails or closes.
+   */
+  readable(): Promise<void> {
+    this.checkUsable();
+    if (this.hasInbox() || this.incoming(ANY)) return RESOLVED;
+    return new Promise<void>((resolve, reject) => {
+      this.readers.push({ resolve, reject });
+      this.kick();
+    });
+  }
+
+  /**
+   * Moves queued sends (large messages, sends that found their postbox full) forward now, as far
+   * as postbox room, pool space and a free pool lock allow, and frees drained pool chunks: the
+   * synchronous progress of a caller that polls instead of waiting for the endpoint's loop.
+   * True when anything moved. A send it finishes resolves its promise (its callbacks run later,
+   * as microtasks): `queuedTo` tells a poller at once.
+   */
+  flushSends(): boolean {
+    this.checkUsable();
+    if (this.pendingFrees.length > 0) this.flushFreesNow();
+    if (this.queuedSends === 0) return false;
+    return this.advanceSendsNow();
+  }
+
+  /**
+   * A caller polls this endpoint synchronously now (`tryRecv`, `flushSends` in a spin): while the
+   * loop sleeps, peers are told we are awake, so a send to us costs them no futex wake (and us no
+   * wake-up of the helper thread and the event loop for what the caller takes anyway). Until
+   * `releaseAwake` the caller must poll: messages that come meanwhile wake nothing (the loop
+   * sleeps without announcing it, so peers keep writing without a FUTEX_WAKE).
+   */
+  holdAwake(): void {
+    this.heldAwake = true;
+    if (this.asleep) Atomics.store(this.seg.i32, this.sleepIdx[this.index]!, 0);
+  }
+
+  /**
+   * The synchronous poll is over: a sleeping loop announces its sleep again and looks once more
+   * (Dekker, see the class comment): a message or an event (room, pool blocks) that came
+   * meanwhile rings our own bell, which wakes it.
+   */
+  releaseAwake(): void {
+    this.heldAwake = false;
+    if (!this.asleep || this.seg.isClosed) return;
+    const i32 = this.seg.i32;
+    Atomics.store(i32, this.sleepIdx[this.index]!, 1);
+    // a message, or an event that rang while peers thought us awake (no FUTEX_WAKE then)
+    const rang = Atomics.load(i32, this.bellIdx[this.index]!) !== this.asleepOn;
+    if (rang || this.incoming(ANY)) this.ringBell(this.index);
+  }
+
+  /** Sends to `to` not yet completely in shared memory (queued by `send`, oldest first). */
+  queuedTo(to: number): number {
+    return this.sendQ[to]!.length;
+  }
+
+  /**
    * The common case, without queues: nobody else is waiting, and the next record from `from`
    * (ANY: the first peer that has one) is a whole message. Read it straight into `into`.
    */
@@ -375,6 +445,8 @@ export class ShmEndpoint {
         (procLineOffset(this.seg.layout, this.index) >> 2) + P.state,
         PROC_CLOSED,
       );
+      this.heldAwake = false;
+      if (this.asleep) Atomics.store(this.seg.i32, this.sleepIdx[this.index]!, 1);
       this.ringBell(this.index); // end our own wait, if the loop sleeps
     }
   }
@@ -433,6 +505,18 @@ export class ShmEndpoint {
         `peer must be another process's index from 0 to ${this.nprocs - 1} (not our own, ${this.index}), got ${String(q)}`,
       );
     }
+  }
+
+  /** Is a complete message kept for `tryRecv`? */
+  private hasInbox(): boolean {
+    for (let q = 0; q < this.nprocs; q++) if (this.inbox[q]!.length > 0) return true;
+    return false;
+  }
+
+  /** Resolve readable() once a complete message is kept (the loop drained one). */
+  private wakeReaders(): void {
+    if (this.readers.length === 0 || !this.hasInbox()) return;
+    for (const r of this.readers.splice(0)) r.resolve();
   }
 
   private take(from: number): Message | undefined {
@@ -605,6 +689,7 @@ export class ShmEndpoint {
   private hasWork(): boolean {
     return (
       this.receivers.length > 0 ||
+      this.readers.length > 0 ||
       this.queuedSends > 0 ||
       this.pendingFrees.length > 0 ||
       this.partials > 0
@@ -626,6 +711,7 @@ export class ShmEndpoint {
 
   private rejectAll(err: Error): void {
     for (const r of this.receivers.splice(0)) fail(r, err);
+    for (const r of this.readers.splice(0)) r.reject(err);
     for (let q = 0; q < this.nprocs; q++) {
       const p = this.partial[q];
       if (p?.receiver) {
@@ -669,8 +755,15 @@ export class ShmEndpoint {
         this.notifyPoolWaiters();
         progressed = true;
       }
-      if (this.queuedSends > 0) progressed = (await this.advanceSends()) || progressed;
-      if (this.closed) return this.stopped();
+      if (this.queuedSends > 0) {
+        progressed = this.advanceSendsNow() || progressed;
+        if (this.lockBusy) {
+          await this.pool!.lock.run(() => undefined); // until the other holder let go
+          if (this.closed) return this.stopped();
+          continue;
+        }
+      }
+      this.wakeReaders();
       if (progressed || !this.hasWork()) continue;
       // idle: spin, then sleep on the doorbell (see the class comment)
       if (this.spinNs > 0n) {
@@ -685,14 +778,19 @@ export class ShmEndpoint {
         }
         if (changed) continue;
       }
-      Atomics.store(i32, mySleep, 1);
+      // held awake (a synchronous poller takes the messages): sleep without announcing it;
+      // releaseAwake announces it later and looks again
+      if (!this.heldAwake) Atomics.store(i32, mySleep, 1);
       // after announcing that we sleep, look again: a producer that did not see the flag published
       // before our look (message notifications ring only sleepers)
       if (Atomics.load(i32, myBell) === seen && !this.incoming(ANY)) {
+        this.asleep = true;
+        this.asleepOn = seen;
         const r = await waitWord(this.seg, myBell << 2, seen, {
           timeoutMs: this.peerCheckMs,
           helperSpinNs: this.helperSpinNs,
         });
+        this.asleep = false;
         if (this.closed || this.seg.isClosed) return this.stopped();
         Atomics.store(i32, mySleep, 0);
         if (r === 'timed-out') this.checkPeers(true);
@@ -749,9 +847,14 @@ export class ShmEndpoint {
     }
   }
 
-  /** Move queued sends forward as far as postbox room and pool space allow. */
-  private async advanceSends(): Promise<boolean> {
+  /**
+   * Move queued sends forward as far as postbox room, pool space and the pool lock allow, without
+   * waiting: synchronous, so the loop and `flushSends` never interleave on one send. Sets
+   * `lockBusy` when it stopped at a pool lock held by another process (the loop waits for it).
+   */
+  private advanceSendsNow(): boolean {
     let progressed = false;
+    this.lockBusy = false;
     const i32 = this.seg.i32;
     const u8 = this.seg.u8;
     for (let to = 0; to < this.nprocs; to++) {
@@ -775,21 +878,21 @@ export class ShmEndpoint {
               break;
             }
             let n = Math.min(len - s.sent, this.chunkSize);
-            let off = await pool.alloc(n);
-            while (off < 0 && n > pool.blockSize) {
+            let off = pool.tryAlloc(n);
+            while (off === -1 && n > pool.blockSize) {
               n = Math.max(pool.blockSize, n >>> 1);
-              off = await pool.alloc(n);
+              off = pool.tryAlloc(n);
             }
-            if (this.closed) return progressed;
-            if (off < 0) {
+            if (off === -1) {
               // no room in the pool: announce, then retry once (Dekker, see class comment)
               Atomics.store(i32, this.waitPoolIdx[this.index]!, 1);
-              off = await pool.alloc(n);
-              if (off < 0) {
-                blocked = true;
-                break;
-              }
-              Atomics.store(i32, this.waitPoolIdx[this.index]!, 0);
+              off = pool.tryAlloc(n);
+              if (off !== -1) Atomics.store(i32, this.waitPoolIdx[this.index]!, 0);
+            }
+            if (off === null) this.lockBusy = true;
+            if (off === null || off === -1) {
+              blocked = true;
+              break;
             }
             u8.set(s.data.subarray(s.sent, s.sent + n), off);
             const d = this.desc;

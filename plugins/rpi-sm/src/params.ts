@@ -15,7 +15,7 @@ export const params = {
   spin_us: {
     type: 'int',
     default: 50,
-    help: 'Microseconds the event loop polls shared memory before it sleeps (hybrid) or before it yields to timers and the tcp half for one turn (spin)',
+    help: 'Microseconds a waiting MPI call spins on shared memory (completing without an event-loop turn when its message comes) before it sleeps (hybrid) or yields one event-loop turn to timers and the tcp half (spin); block mode does not spin',
   },
   short: {
     type: 'int',

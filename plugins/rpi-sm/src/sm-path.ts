@@ -34,10 +34,18 @@ interface PeerState {
   readonly bodies: RpiRequest[];
   /** How many of `bodies` already have a body arriving (the endpoint's `intoFor` took them). */
   bodiesStarted: number;
+  /**
+   * What the peer's next record is the eager body of (an envelope whose payload did not fit its
+   * record): a posted receive or a queued message; null when the next record is a new message.
+   */
+  eagerBodyFor: RpiRequest | UnexpectedMessage | null;
+  /**
+   * The sends handed to the endpoint's queue (`ep.send`) for this peer, oldest first: the send
+   * whose bytes they carry, or null for a control record. The endpoint's `queuedTo` tells how
+   * many are not yet written: the older ones are (see `reap`).
+   */
+  readonly queued: (RpiRequest | null)[];
 }
-
-/** What a message from a peer is, by its size: envelopes fit a postbox, long bodies do not. */
-type Incoming = 'envelope' | 'body';
 
 /**
  * The on-node path of the sm rpi: MPI messages between the processes of one node through their
@@ -61,14 +69,21 @@ export class SmPath {
   private readonly sends = new Map<number, RpiRequest>();
   private readonly env = new WireEnvelope();
   private readonly ctl = Buffer.alloc(ENVELOPE_BYTES);
+  /** Where an inline record is built: `trySend` copies it into the postbox at once. */
+  private readonly record: Buffer;
   /** Largest payload that travels in the envelope's own postbox record. */
   readonly inlineMax: number;
   /** Largest payload sent eagerly (S): envelope and body each fit a postbox record. */
   readonly eagerMax: number;
   private ep!: ShmEndpoint;
   private closing = false;
-  private completions = 0;
   private loop: Promise<void> = Promise.resolve();
+  /** `spinMs` of `advance(true)`: rpi_sm_spin_us (0 in block mode: one look, no spin). */
+  private spinMs = 0;
+  /** `stayAwake` holds the endpoint awake until an event-loop turn without a spin. */
+  private awake = false;
+  /** `advance` ran since the last turn (someone polls: stay awake). */
+  private polledThisTurn = false;
   readonly stats = { inline: 0, eagerTwoRecords: 0, rendezvous: 0, bodiesDirect: 0 };
 
   constructor(
@@ -78,6 +93,7 @@ export class SmPath {
   ) {
     this.eagerMax = shortLimit;
     this.inlineMax = shortLimit - ENVELOPE_BYTES;
+    this.record = Buffer.allocUnsafe(shortLimit);
     localProcs.forEach((proc, index) => {
       if (proc === host.myProc) return;
       const st: PeerState = {
@@ -86,6 +102,8 @@ export class SmPath {
         unexpectedBySid: new Map(),
         bodies: [],
         bodiesStarted: 0,
+        eagerBodyFor: null,
+        queued: [],
       };
       this.peers.set(proc, st);
       this.byIndex[index] = st;
@@ -101,10 +119,14 @@ export class SmPath {
     return req.buf !== null && req.stLength === length ? req.buf : undefined;
   };
 
-  /** Starts the receive loop on the endpoint (once the whole rpi is set up). */
-  startReceiving(ep: ShmEndpoint): void {
+  /**
+   * Starts taking messages (once the whole rpi is set up): synchronously in `advance` while MPI
+   * calls wait or test, and from the event loop when the endpoint says one is readable.
+   */
+  startReceiving(ep: ShmEndpoint, spinUs: number): void {
     this.ep = ep;
-    this.loop = this.receiveLoop();
+    this.spinMs = spinUs / 1000;
+    this.loop = this.wakeLoop();
   }
 
   has(proc: Proc): boolean {
@@ -142,12 +164,13 @@ export class SmPath {
         this.stats.inline++;
         const msg = this.inlineMessage(req, flags);
         if (this.ep.trySend(peer.index, msg)) this.written(req);
-        else this.ep.send(peer.index, msg).then(() => this.written(req), this.sendFailed(req));
+        else this.enqueue(peer, Buffer.from(msg), req);
         return;
       }
       this.stats.eagerTwoRecords++;
       this.sendEnvelope(peer, req, flags, 0);
-      this.ep.send(peer.index, buf).then(() => this.written(req), this.sendFailed(req));
+      if (this.ep.trySend(peer.index, buf)) this.written(req);
+      else this.enqueue(peer, buf, req);
     } catch (err) {
       this.sends.delete(req.id);
       this.fail(req, this.asMpiError(err, `send to ${req.proc!.describe()}`));
@@ -171,9 +194,10 @@ export class SmPath {
     }
   }
 
+  /** The record of an inline message, in `this.record` (valid until the next one is built). */
   private inlineMessage(req: RpiRequest, flags: number): Buffer {
     const buf = req.buf!;
-    const msg = Buffer.allocUnsafe(ENVELOPE_BYTES + buf.byteLength);
+    const msg = this.record.subarray(0, ENVELOPE_BYTES + buf.byteLength);
     writeEnvelope(msg, 0, buf.byteLength, req.tag, flags, req.myRank, req.cid, req.seq, req.id, 0);
     msg.set(buf, ENVELOPE_BYTES);
     return msg;
@@ -183,6 +207,37 @@ export class SmPath {
     const { tag, myRank, cid, seq, id } = req;
     this.control(peer, req.buf!.byteLength, tag, flags, myRank, cid, seq, id, rid);
   }
+
+  /**
+   * Hands `data` to the endpoint's send queue (it did not fit the postbox now, or is a long
+   * body): `reap` completes `req` (null: a control record) once it is written, whether the
+   * endpoint's loop or our `flushSends` wrote it.
+   */
+  private enqueue(peer: PeerState, data: Uint8Array, req: RpiRequest | null): void {
+    peer.queued.push(req);
+    this.ep.send(peer.index, data).then(this.reapAll, req ? this.sendFailed(req) : this.lostFn);
+    this.reap(peer); // the endpoint may have written it at once
+  }
+
+  /** The sends to `peer` the endpoint has written since we looked: each is `written`. */
+  private reap(peer: PeerState): boolean {
+    const q = peer.queued;
+    const left = this.ep.queuedTo(peer.index);
+    if (q.length <= left) return false;
+    while (q.length > left) {
+      const req = q.shift()!;
+      if (req !== null) this.written(req);
+    }
+    return true;
+  }
+
+  private readonly reapAll = (): boolean => {
+    let any = false;
+    for (const peer of this.byIndex) if (peer?.queued.length && this.reap(peer)) any = true;
+    return any;
+  };
+
+  private readonly lostFn = (err: unknown): void => this.lost(err);
 
   /** Every byte of a send is in shared memory: done, unless it waits for the receiver's ACK. */
   private written(req: RpiRequest): void {
@@ -236,7 +291,7 @@ export class SmPath {
     const msg = this.ctl;
     writeEnvelope(msg, 0, length, tag, flags, rank, cid, seq, sid, rid);
     if (this.ep.trySend(peer.index, msg)) return;
-    this.ep.send(peer.index, Buffer.from(msg)).catch((err) => this.lost(err));
+    this.enqueue(peer, Buffer.from(msg), null);
   }
 
   // ---- receiving ------------------------------------------------------------------------------
@@ -288,38 +343,104 @@ export class SmPath {
     );
   }
 
-  /** Completes a request (counted: the receive loop yields after it, see there). */
   private done(req: RpiRequest): void {
-    this.completions++;
     this.host.complete(req);
   }
 
   /**
-   * Takes the endpoint's messages in arrival order. After a message that completed a request it
-   * lets the event loop run once before it waits again: waiting starts with a spin (hybrid and
-   * spin modes), which would otherwise hold back the very code that answers the message.
+   * Progress now, without waiting: writes what the endpoint's send queue can take, completes the
+   * sends it wrote, and takes every message that is here. True when anything moved. Failures of
+   * the endpoint go to the MPI layer (`peerFailed`), never to the caller.
    */
-  private async receiveLoop(): Promise<void> {
+  poll(): boolean {
+    if (this.closing) return false;
+    try {
+      let moved = this.ep.flushSends();
+      moved = this.reapAll() || moved;
+      for (let m = this.ep.tryRecv(ANY); m !== undefined; m = this.ep.tryRecv(ANY)) {
+        this.onMessage(m.from, m.data);
+        moved = true;
+      }
+      return moved;
+    } catch (err) {
+      this.lost(err);
+      return true;
+    }
+  }
+
+  /**
+   * The rpi's `advance` (a polling module, see `RpiActions.advance`): one `poll`, and with
+   * `spin` more of them until something moved or `rpi_sm_spin_us` passed. From a spin on, the
+   * endpoint tells peers that we are awake, so their sends need no futex wake (`stayAwake`).
+   */
+  advance(spin: boolean): boolean {
+    this.polledThisTurn = true;
+    if (this.poll()) return true;
+    if (!spin || this.spinMs <= 0 || this.closing) return false;
+    const end = performance.now() + this.spinMs;
+    this.stayAwake();
+    for (let n = 1; ; n++) {
+      if (this.poll()) return true;
+      if ((n & 15) === 0 && performance.now() > end) return false;
+    }
+  }
+
+  /**
+   * Tells peers we are awake (no futex wake per message) until the next turn of the event loop:
+   * a ping-pong of waits that complete spinning keeps it, and a rank that stops calling MPI
+   * lets the endpoint's loop sleep and wake for messages again one turn later.
+   */
+  private stayAwake(): void {
+    if (this.awake) return;
+    this.awake = true;
+    this.ep.holdAwake();
+    setImmediate(this.letSleep);
+  }
+
+  /**
+   * At the next event-loop turn: still awake if `advance` ran during the last one (the MPI
+   * layer's spin-mode loop, waits that keep spinning, a test loop), else the endpoint's loop may
+   * sleep again.
+   * Releasing while a rank keeps spinning would make every message of its peer a futex wake
+   * (and a wake-up of the helper thread on the rank's own core).
+   */
+  private readonly letSleep = (): void => {
+    if (this.closing) return;
+    if (this.polledThisTurn) {
+      this.polledThisTurn = false;
+      setImmediate(this.letSleep);
+      return;
+    }
+    this.awake = false;
+    this.ep.releaseAwake();
+  };
+
+  /**
+   * Takes messages that come while no MPI call polls: the endpoint's loop sleeps (futex) until
+   * one is readable. After a turn that took something the event loop runs once before the next
+   * look, so a stream of messages never starves timers and the tcp half.
+   */
+  private async wakeLoop(): Promise<void> {
     try {
       for (;;) {
-        const before = this.completions;
-        const m = await this.ep.recv(ANY);
-        const peer = this.byIndex[m.from];
-        if (peer === undefined) throw new Error(`a message from unknown slot ${m.from}`);
-        if (this.kindOf(m.data) === 'body') this.onBody(peer, m.data);
-        else {
-          const eagerBody = this.onEnvelope(peer, m.data);
-          if (eagerBody) await eagerBody;
-        }
-        if (this.completions !== before) await new Promise<void>((r) => setImmediate(r));
+        await this.ep.readable();
+        if (this.poll()) await new Promise<void>((r) => setImmediate(r));
       }
     } catch (err) {
       if (!this.closing) this.lost(err);
     }
   }
 
-  private kindOf(data: Uint8Array): Incoming {
-    return data.byteLength > this.eagerMax ? 'body' : 'envelope';
+  /** One message from slot `from`: an eager body we wait for, a rendezvous body, or an envelope. */
+  private onMessage(from: number, data: Uint8Array): void {
+    const peer = this.byIndex[from];
+    if (peer === undefined) throw new Error(`a message from unknown slot ${from}`);
+    const waiting = peer.eagerBodyFor;
+    if (waiting !== null) {
+      peer.eagerBodyFor = null;
+      this.onEagerBody(waiting, data);
+    } else if (data.byteLength > this.eagerMax) this.onBody(peer, data);
+    else this.onEnvelope(peer, data);
   }
 
   /** A rendezvous body: for the first receive we cleared on this pair. */
@@ -340,19 +461,18 @@ export class SmPath {
     this.done(req);
   }
 
-  /** One envelope (with its inline payload): a promise when its eager body is the next record. */
-  private onEnvelope(peer: PeerState, data: Uint8Array): Promise<void> | undefined {
+  /** One envelope (with its inline payload). */
+  private onEnvelope(peer: PeerState, data: Uint8Array): void {
     const buf = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
     const env = this.env.read(buf, 0);
     const proto = env.flags;
-    if (proto & EnvFlag.SHORT) return this.onEager(peer, env, buf);
-    if (proto & EnvFlag.CANCEL) this.onCancel(peer, env);
+    if (proto & EnvFlag.SHORT) this.onEager(peer, env, buf);
+    else if (proto & EnvFlag.CANCEL) this.onCancel(peer, env);
     else if (proto & EnvFlag.ACK) this.onAck(peer, env);
     else if (proto & EnvFlag.LONG) this.onRequestToSend(peer, env);
-    return undefined;
   }
 
-  private onEager(peer: PeerState, env: WireEnvelope, buf: Buffer): Promise<void> | undefined {
+  private onEager(peer: PeerState, env: WireEnvelope, buf: Buffer): void {
     const separate = buf.byteLength === ENVELOPE_BYTES && env.length > this.inlineMax;
     const sync = (env.flags & EnvFlag.SSEND) !== 0;
     const req = this.host.matchPosted(peer.proc, env);
@@ -365,7 +485,8 @@ export class SmPath {
         m.received = env.length;
       }
       this.host.queueUnexpected(m);
-      return separate ? this.eagerBodyOfUnexpected(peer, m) : undefined;
+      if (separate) peer.eagerBodyFor = m;
+      return;
     }
     if (sync) {
       this.control(peer, 0, env.tag, EnvFlag.ACK, req.myRank, env.cid, env.seq, env.sid, req.id);
@@ -373,26 +494,23 @@ export class SmPath {
     if (!separate) {
       deliverBytes(req, buf.subarray(ENVELOPE_BYTES), true);
       this.done(req);
-      return undefined;
+      return;
     }
     req.state = ReqState.ACTIVE;
-    return this.eagerBodyOfPosted(peer, req);
+    peer.eagerBodyFor = req;
   }
 
-  private async eagerBodyOfPosted(peer: PeerState, req: RpiRequest): Promise<void> {
-    const body = await this.ep.recv(peer.index);
-    deliverBytes(req, body.data, true);
-    this.done(req);
-  }
-
-  private async eagerBodyOfUnexpected(peer: PeerState, m: UnexpectedMessage): Promise<void> {
-    const body = await this.ep.recv(peer.index);
-    m.data = body.data;
-    m.received = m.length;
-    const req = m.waiting;
-    if (req === null) return;
-    m.waiting = null;
-    deliverBytes(req, m.data, true);
+  /** The eager body of a posted receive, or of a queued message (delivered if one took it). */
+  private onEagerBody(to: RpiRequest | UnexpectedMessage, data: Uint8Array): void {
+    let req: RpiRequest | null;
+    if (to instanceof UnexpectedMessage) {
+      to.data = data;
+      to.received = to.length;
+      req = to.waiting;
+      if (req === null) return;
+      to.waiting = null;
+    } else req = to;
+    deliverBytes(req, data, true);
     this.done(req);
   }
 
@@ -415,7 +533,7 @@ export class SmPath {
     req.rpi = ((req.rpi as number) | S_ACKED) & ~S_CANCELING;
     if (env.flags & EnvFlag.LONG) {
       req.state = ReqState.ACTIVE;
-      this.ep.send(peer.index, req.buf!).then(() => this.written(req), this.sendFailed(req));
+      this.enqueue(peer, req.buf!, req);
       return;
     }
     if ((req.rpi as number) & S_WRITTEN) {

@@ -40,8 +40,8 @@ export async function openSm(procs: Proc[], limits: RpiLimits, host: RpiHost): P
       );
     }
   }
-  opened?.path.startReceiving(opened.ep);
-  return routeByPeer(host, opened, tcp);
+  opened?.path.startReceiving(opened.ep, wait.spinUs);
+  return routeByPeer(host, opened, tcp, wait);
 }
 
 interface OpenPath {
@@ -65,7 +65,8 @@ async function openSmPath(host: RpiHost, local: Proc[], wait: WaitChoice): Promi
   });
   const path = new SmPath(host, local, seg.layout.shortLimit);
   const ep = new ShmEndpoint(seg, {
-    spinUs: wait.spinUs,
+    // The MPI call that waits spins (`advance`); the endpoint's own loop only sleeps.
+    spinUs: 0,
     helperSpinUs: wait.helperSpinUs,
     intoFor: path.intoFor,
   });
@@ -77,7 +78,12 @@ async function openSmPath(host: RpiHost, local: Proc[], wait: WaitChoice): Promi
 }
 
 /** The rpi actions: each goes to the path that has the peer (sm on-node, tcp off-node). */
-function routeByPeer(host: RpiHost, opened: OpenPath | null, tcp: TcpTransport | null): RpiActions {
+function routeByPeer(
+  host: RpiHost,
+  opened: OpenPath | null,
+  tcp: TcpTransport | null,
+  wait: WaitChoice,
+): RpiActions {
   const me = host.myProc;
   const sm = opened?.path ?? null;
   const onNode = (proc: Proc | null): boolean => proc !== null && sm?.has(proc) === true;
@@ -123,6 +129,11 @@ function routeByPeer(host: RpiHost, opened: OpenPath | null, tcp: TcpTransport |
     cancel: (req: RpiRequest) => (onNode(req.proc) ? sm!.cancel(req) : tcp!.cancel(req)),
     fastsend: (req: RpiRequest) =>
       onNode(req.proc) ? sm!.fastsend(req) : (tcp!.fastsend?.(req) ?? false),
-    advance: () => false,
+    // Shared memory is polled synchronously by waiting MPI calls (spin up to rpi_sm_spin_us);
+    // in spin mode the MPI layer keeps polling while requests are active, otherwise the
+    // endpoint's loop sleeps and wakes us. Without an on-node peer everything is tcp's events.
+    polling: sm !== null,
+    pollWait: wait.mode === 'spin' ? 'spin' : 'event',
+    advance: (spin: boolean) => sm?.advance(spin) ?? false,
   };
 }

@@ -84,6 +84,11 @@ export class WaitPoller {
     this.windowUs = budget;
   }
 
+  /** MPI calls waiting now (a polling rpi spins for them between event-loop turns). */
+  get waiting(): number {
+    return this.waits;
+  }
+
   /** Whether a polling window is open now. */
   get polling(): boolean {
     return this.spinning;

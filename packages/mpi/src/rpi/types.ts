@@ -16,8 +16,9 @@
  *   request reached done with `host.complete(req)`; the MPI layer removes it from the active
  *   list and wakes whoever waits for it.
  * - In Node progress is driven by I/O events: an event-driven rpi progresses requests from its
- *   socket callbacks. `advance` exists for transports that must poll (shared-memory spin mode);
- *   the MPI layer calls it while anything waits if the actions say `polling: true`.
+ *   socket callbacks. `advance` exists for transports that must poll (shared memory); the MPI
+ *   layer calls it synchronously if the actions say `polling: true` (`progress/sync-poll.ts`):
+ *   a waiting call spins in it before it returns to the event loop, `test` and `iprobe` poll once.
  * - No function blocks (they may return promises where noted), and an rpi module never calls
  *   top-level MPI functions (C.2.1).
  */
@@ -156,7 +157,11 @@ export interface RpiActions {
   unposted?(req: RpiRequest): void;
   /**
    * Progress active requests (C.2.9); true when any request changed state. `block` allows
-   * waiting for progress. Event-driven modules return false at once.
+   * waiting for progress. Event-driven modules return false at once. A `polling` module answers
+   * synchronously (a boolean): `advance(false)` takes what is there now; `advance(true)` may spin
+   * for its own bound (e.g. `rpi_sm_spin_us`) and returns true as soon as anything changed state,
+   * false when the bound passed without. Request completions a module defers to promise callbacks
+   * are seen too: a waiting call lets microtasks run between calls (never an event-loop turn).
    */
   advance(block: boolean): boolean | Promise<boolean>;
   /** Free the rpi part of a request (C.2.10). */
@@ -182,8 +187,15 @@ export interface RpiActions {
   checkpoint?(): Promise<void>;
   continue?(): Promise<void>;
   restart?(): Promise<void>;
-  /** The module must be polled with `advance` to make progress. */
+  /** The module must be polled with `advance` to make progress (see `advance`). */
   readonly polling?: boolean;
+  /**
+   * With `polling`: what the MPI layer does once a waiting call's spin (`advance(true)`) found
+   * nothing. `'spin'` (the default) keeps polling while requests are active, a bounded spin at a
+   * time with one event-loop turn between (timers and sockets of the process run there);
+   * `'event'` stops, and the module completes requests from an event of its own (it sleeps).
+   */
+  readonly pollWait?: 'spin' | 'event';
   /**
    * Optional: the module writes a send from a list of byte ranges itself (a gather write), so
    * the MPI layer need not pack a non-contiguous send (a derived datatype) into a copy. When

@@ -1,0 +1,53 @@
+import { type JobResult, killAllJobs, launchJob } from '@ssi/mpi/testing';
+import { afterEach, describe, expect, it } from 'vitest';
+
+/**
+ * The synchronous polling path of the sm rpi (issue 15): waiting MPI calls spin on shared memory
+ * inside the call, `test` and `iprobe` poll it, and neither keeps the event loop from the rest
+ * of the process (the tcp half, timers). Real processes; ordering, never timing, decides.
+ */
+afterEach(() => killAllJobs());
+
+const fixture = (name: string) => new URL(`./fixtures/${name}`, import.meta.url).pathname;
+
+function explain(r: JobResult): string {
+  return `${r.failure ?? ''}\n--- output ---\n${r.output.slice(-4000)}`;
+}
+
+describe('sm rpi: a blocking wait that spins on shared memory', () => {
+  it.each(['spin', 'hybrid'])(
+    'still receives from an off-node peer and runs a timer during the wait (rpi_sm_wait %s)',
+    async (mode) => {
+      const r = await launchJob({
+        np: 5,
+        nodes: ['127.0.0.2', '127.0.0.3', '127.0.0.4'],
+        program: fixture('wait-fairness.mjs'),
+        ssi: { rpi: 'sm', rpi_sm_wait: mode },
+        timeoutMs: 60_000,
+        label: `rank 0's on-node receive, released only by its own event loop (${mode})`,
+      });
+      expect(r.ok, explain(r)).toBe(true);
+      expect(r.output).toContain('rank 0 saw off-node hello, timer, on-node released');
+    },
+  );
+});
+
+describe('sm rpi: test() and iprobe() poll shared memory', () => {
+  it.each(['spin', 'hybrid', 'block'])(
+    'while (!req.test()) {} completes eager, two-record, rendezvous and synchronous messages, and while (!iprobe()) {} a probe (rpi_sm_wait %s)',
+    async (mode) => {
+      const r = await launchJob({
+        np: 2,
+        program: fixture('test-loop.mjs'),
+        ssi: { rpi: 'sm', rpi_sm_wait: mode },
+        timeoutMs: 60_000,
+        label: `test() loops over sm (${mode})`,
+      });
+      expect(r.ok, explain(r)).toBe(true);
+      const loops = [...r.output.matchAll(/rank (\d) completed every loop \((\d+) tests/g)];
+      expect(loops.map((m) => m[1]).sort()).toEqual(['0', '1']);
+      // the loops ran (some test() said "not yet"), so polling in test() is what completed them
+      expect(loops.reduce((n, m) => n + Number(m[2]), 0)).toBeGreaterThan(0);
+    },
+  );
+});
