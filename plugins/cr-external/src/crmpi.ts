@@ -121,6 +121,11 @@ const crmpiExternal: CrmpiModule = defineModule<CrmpiModule>({
             () => false,
           );
           if (restored) restoredSeries.add(point.series);
+          // Restored into a new job from an image dumped by this command (CRIU): the series
+          // is complete already; its file is not written again (the base joins the new job).
+          if (await readContact(restoreFiles(home))) {
+            return { rank: point.rank, file: '', bytes: 0, sha256: '' };
+          }
           record = {
             backend: config.backend,
             place,

@@ -212,6 +212,9 @@ export class RankCheckpoints {
         channel: this.args.channel,
       });
       restored = this.args.module.restored?.(p.series) === true;
+      // A process image dumped during this checkpoint and restored in a new job resumes here.
+      const contact = await this.args.module.newJob?.(p.series);
+      if (contact) return this.adopt(p.series, contact);
     } catch (err) {
       error = `rank ${rank}: ${(err as Error).message}`;
       this.args.verbose(0, `checkpoint series ${p.series} failed: ${error}`);
@@ -281,7 +284,9 @@ export class RankCheckpoints {
    */
   private async adopt(series: number, contact: JobContact): Promise<void> {
     const { engine, runtime, module } = this.args;
-    await runtime.adoption!.join(contact);
+    if (!runtime.adoption) throw new Error('this runtime cannot join another job');
+    runtime.adoption.mayOutliveJob();
+    await runtime.adoption.join(contact);
     const where = await runtime.allgather<ProcLocation>({
       gps: runtime.gps,
       host: runtime.host,

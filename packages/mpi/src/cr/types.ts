@@ -98,6 +98,8 @@ export interface CrmpiActions {
    * have been stopped and resumed meanwhile) until it gives the contact of a new job that
    * adopts this process — a restart of the series' images in a new universe (`lamrestart`).
    * The base then joins that job, re-creates the connections (the rpi's `restart`) and goes on.
+   * Asked once right after `checkpoint` too: an image dumped during it, restored in a new job,
+   * resumes there (then no SAVED is sent: the series was committed by the old job).
    */
   newJob?(series: number): Promise<JobContact | null>;
   /** This process joined the new job of `newJob` (before the connections are re-created). */
