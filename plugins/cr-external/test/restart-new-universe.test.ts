@@ -17,7 +17,8 @@ import {
 // job (the contact the runner publishes), joins it, re-creates its connections and goes on.
 // CRIU cannot dump on this kernel, so the test checkpointer emulates one (README "Restart"): its
 // "hold" mode keeps the frozen process itself as the image (stopped, outside the old job: the
-// ranks run under `setsid -w`, so the old job's end kills only the wrapper), and its restart
+// ranks run in sessions of their own, fixtures/own-session.mjs, so the old job's end kills only
+// the wrapper), and its restart
 // command lets that process run again inside the new job's launch. Three ranks run a ring with
 // messages in flight; a drain (`lamcheckpoint --preempt`) takes the series and ends the job; the
 // old universe is gone; lamrestart runs the job to the end in a new private universe, with the
@@ -26,6 +27,7 @@ const STEPS = '300';
 const PAUSE_MS = '10';
 const RING = join(FIXTURES, 'ring.mjs');
 const RESTORER = join(FIXTURES, 'restorer.mjs');
+const OWN_SESSION = join(FIXTURES, 'own-session.mjs');
 
 let job: RunningJob | undefined;
 let cleanup: (() => void) | undefined;
@@ -100,8 +102,7 @@ async function heldJob(w: ReturnType<typeof workDir>): Promise<{ dir: string; pi
     '--ssi',
     'crmpi_external_restart_cmd',
     `${process.execPath} ${RESTORER} {image} {rank} ${w.ctl}`,
-    'setsid',
-    '-w',
+    OWN_SESSION,
     process.execPath,
     RING,
     w.ctl,

@@ -214,7 +214,7 @@ export class RankCheckpoints {
       restored = this.args.module.restored?.(p.series) === true;
       // A process image dumped during this checkpoint and restored in a new job resumes here.
       const contact = await this.args.module.newJob?.(p.series);
-      if (contact) return this.adopt(p.series, contact);
+      if (contact) return this.adoptOrExit(p.series, contact);
     } catch (err) {
       error = `rank ${rank}: ${(err as Error).message}`;
       this.args.verbose(0, `checkpoint series ${p.series} failed: ${error}`);
@@ -264,7 +264,7 @@ export class RankCheckpoints {
     let waitedSinceLoss = 0;
     for (;;) {
       const contact = await module.newJob(series);
-      if (contact) return this.adopt(series, contact);
+      if (contact) return this.adoptOrExit(series, contact);
       if (adoption.lost) waitedSinceLoss += ADOPTION_POLL_MS;
       if (waitedSinceLoss >= ADOPTION_WAIT_AFTER_LOSS_MS) {
         process.stderr.write(
@@ -273,6 +273,18 @@ export class RankCheckpoints {
         process.exit(1);
       }
       await new Promise((r) => setTimeout(r, ADOPTION_POLL_MS));
+    }
+  }
+
+  /** A process that cannot join the job restoring it has no job left: it says why and exits. */
+  private async adoptOrExit(series: number, contact: JobContact): Promise<void> {
+    try {
+      await this.adopt(series, contact);
+    } catch (err) {
+      process.stderr.write(
+        `rank ${this.args.rank}: restored from series ${series} but cannot join the new job: ${(err as Error).message}\n`,
+      );
+      process.exit(1);
     }
   }
 
