@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runCli, waitFor } from '@ssi/cli/testing';
@@ -31,6 +32,15 @@ export function stateOf(pid: number): string | null {
   } catch {
     return null;
   }
+}
+
+/** The established TCP connections of process `pid` (local>peer). */
+function establishedOf(pid: number): string[] {
+  const out = execFileSync('ss', ['-tnpH', 'state', 'established'], { encoding: 'utf8' });
+  return out
+    .split('\n')
+    .filter((l) => l.includes(`pid=${pid},`))
+    .map((l) => l.trim().split(/\s+/).slice(2, 4).join('>'));
 }
 
 /** Kills the kept processes and their keepers recorded in `ctl` (for afterEach). */
@@ -111,14 +121,14 @@ export async function heldRing(
     (f) =>
       JSON.parse(readFileSync(f, 'utf8')) as { pid: number; killed: string[]; killError: string },
   );
-  for (const k of kept) {
-    expect(stateOf(k.pid), `process ${k.pid} is kept stopped`).toBe('T');
-    // Its old connections are dead: a restore must make new ones.
-    expect(
-      k.killed.length,
-      `process ${k.pid}'s sockets destroyed (${k.killError})`,
-    ).toBeGreaterThan(0);
-  }
+  for (const k of kept) expect(stateOf(k.pid), `process ${k.pid} is kept stopped`).toBe('T');
+  // Their old connections are dead (a keeper destroying one end resets the other): a restore
+  // must make new ones.
+  const destroyed = kept.flatMap((k) => k.killed);
+  expect(destroyed.length, `sockets destroyed (${kept.map((k) => k.killError)})`).toBeGreaterThan(
+    0,
+  );
+  for (const k of kept) expect(establishedOf(k.pid), `process ${k.pid}`).toEqual([]);
   const pids = kept.map((k) => k.pid);
   return { dir: jobDir(w.root), pids };
 }
