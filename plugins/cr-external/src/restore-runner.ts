@@ -14,7 +14,8 @@
  *    `{node}` and `{host}` are the new ones) and waits, bounded by crmpi_external_restore_timeout,
  *    for the restored process to join the job; a command that fails first is an error with its
  *    status.
- * 4. Forwards the restored process's output until it exits, and exits with its exit code.
+ * 4. Forwards the restored process's output until it exits, and exits with its exit code. On
+ *    every way out it kills the restart command's process group.
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { closeSync, constants, existsSync, openSync, readFileSync, readSync } from 'node:fs';
@@ -50,12 +51,28 @@ async function main(argv: string[]): Promise<number> {
   const output = openOutput(files);
   await writeJson(files.contact, { ...jobContactOf(process.env), runner: process.pid });
   const place = placeNow(record);
+  // Its own process group, so that everything it starts can be ended with it; its output is
+  // forwarded, so nothing it leaves behind holds this runner's (the lamd waits for its end).
   const child = spawn('sh', ['-c', command], {
-    stdio: ['ignore', 'inherit', 'inherit'],
+    stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, ...placeEnv(place) },
+    detached: true,
   });
-  process.on('SIGTERM', () => endAll(child, files, 143));
+  child.stdout!.pipe(process.stdout, { end: false });
+  child.stderr!.pipe(process.stderr, { end: false });
+  const stop = () => killGroup(child);
+  process.on('exit', stop);
+  process.on('SIGTERM', () => endAll(files, 143));
   return await watch(rank, command, child, files, output);
+}
+
+/** Ends the restart command and whatever it started (its process group). */
+function killGroup(child: ChildProcess): void {
+  try {
+    if (child.pid) process.kill(-child.pid, 'SIGKILL');
+  } catch {
+    // already gone
+  }
 }
 
 async function readRecord(seriesDir: string, rank: number): Promise<ExternalRecord> {
@@ -165,7 +182,6 @@ async function watch(
     if (exit !== null) {
       forward(output);
       for (const o of output) closeSync(o.fd);
-      if (child.exitCode === null) child.kill('SIGTERM');
       await new Promise<void>((r) => process.stdout.write('', () => r()));
       return exit;
     }
@@ -175,7 +191,6 @@ async function watch(
       );
     }
     if (pid === null && performance.now() - t0 > limitMs) {
-      child.kill('SIGKILL');
       throw new RestoreError(
         `rank ${rank}: no restored process joined the new job within ${limitMs / 1000} s ` +
           `(crmpi_external_restore_timeout); the restart command ${status === null ? 'still ran' : `exited with status ${status}`}: ${command}`,
@@ -190,11 +205,13 @@ async function watch(
   }
 }
 
-/** The job is being ended: the restored process (not in this runner's process group) goes too. */
-function endAll(child: ChildProcess, files: RestoreFiles, code: number): never {
+/**
+ * The job is being ended: the restored process (not in this runner's process group) goes too;
+ * the restart command's group goes on exit.
+ */
+function endAll(files: RestoreFiles, code: number): never {
   const pid = readNumber(files.attached);
   if (pid !== null && alive(pid)) process.kill(pid, 'SIGKILL');
-  if (child.exitCode === null) child.kill('SIGKILL');
   process.exit(code);
 }
 

@@ -82,7 +82,7 @@ describe('lamrestart of a series of process images into a new universe', () => {
       job = j;
     });
     const restart = (...args: string[]) =>
-      runCli('lamrestart', [dir, ...args], process.env, { timeoutMs: 120_000 });
+      runCli('lamrestart', [dir, ...args], process.env, { timeoutMs: 60_000 });
 
     writeFileSync(join(w.ctl, 'restore-mode'), 'fail');
     let r = await restart();
