@@ -175,7 +175,7 @@ const crmpiExternal: CrmpiModule = defineModule<CrmpiModule>({
         const record = bytes ? decodeRecord(bytes, `rank ${rank}'s file of ${seriesDir}`) : null;
         throw new Error(
           `${seriesDir} was written by the external cr module: it holds process images, which are ` +
-            `restored by the checkpointer, not by starting the program again; rank ${rank}'s restart command: ` +
+            `restored by the checkpointer, not by starting the program again (lamrestart with the external cr module runs each rank's restart command); rank ${rank}'s restart command: ` +
             `${record?.restart || '(none recorded: crmpi_external_restart_cmd was not set)'}`,
         );
       },
