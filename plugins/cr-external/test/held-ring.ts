@@ -133,14 +133,17 @@ export async function heldRing(
   return { dir: jobDir(w.root), pids };
 }
 
-/** The restarted job's directories of the series: each rank's contact and attached files. */
+/** What a restart left in rank `rank`'s directory of the series: its runner (0: none yet), who joined. */
 export function restoreRecords(
   dir: string,
   rank: number,
 ): { runner: number; attached: number | null } {
   const series = readdirSync(dir).find((d) => d.startsWith('series-'))!;
   const home = join(dir, series, `external-${rank}`);
-  const { runner } = JSON.parse(readFileSync(join(home, 'contact.json'), 'utf8'));
+  const contact = join(home, 'contact.json');
+  const runner = existsSync(contact)
+    ? (JSON.parse(readFileSync(contact, 'utf8')).runner as number)
+    : 0;
   const attachedFile = join(home, 'attached.json');
   const attached = existsSync(attachedFile)
     ? (JSON.parse(readFileSync(attachedFile, 'utf8')).pid as number)

@@ -1,6 +1,6 @@
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { runCli, waitFor } from '@ssi/cli/testing';
+import { runCli, startCli, waitFor } from '@ssi/cli/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type RunningJob, startJob, workDir } from './external-harness';
 import {
@@ -73,6 +73,28 @@ describe('lamrestart of a series of process images into a new universe', () => {
       const { runner, attached } = restoreRecords(dir, rank);
       expect(attached, `rank ${rank} joined as the kept process`).toBe(pids[rank]);
       expect(alive(runner), `the runner of rank ${rank}`).toBe(false);
+    }
+  });
+
+  it('the restarted job killed while it runs: its restored processes go with it', async () => {
+    const w = begin();
+    const { dir, pids } = await heldRing(w, (j) => {
+      job = j;
+    });
+    const restarting = startCli('lamrestart', [dir], process.env);
+    try {
+      await waitFor(
+        'every rank to join the restarted job',
+        () => [0, 1, 2].every((r) => restoreRecords(dir, r).attached !== null),
+        30_000,
+      );
+      const runners = [0, 1, 2].map((r) => restoreRecords(dir, r).runner);
+      restarting.kill('SIGKILL'); // mpirun (lamrestart runs it): its private universe ends too
+      for (const pid of [...pids, ...runners]) {
+        await waitFor(`process ${pid} to end with the job`, () => !alive(pid), 20_000);
+      }
+    } finally {
+      restarting.kill('SIGKILL');
     }
   });
 
