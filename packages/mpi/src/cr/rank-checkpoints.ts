@@ -263,7 +263,10 @@ export class RankCheckpoints {
     adoption.mayOutliveJob();
     let waitedSinceLoss = 0;
     for (;;) {
-      const contact = await module.newJob(series);
+      const contact = await module.newJob(series).catch((err: Error) => {
+        process.stderr.write(`rank ${this.args.rank}: no usable contact: ${err.message}\n`);
+        return process.exit(1);
+      });
       if (contact) return this.adoptOrExit(series, contact);
       if (adoption.lost) waitedSinceLoss += ADOPTION_POLL_MS;
       if (waitedSinceLoss >= ADOPTION_WAIT_AFTER_LOSS_MS) {
