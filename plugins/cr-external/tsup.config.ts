@@ -1,7 +1,7 @@
 import { defineConfig } from 'tsup';
 
 export default defineConfig({
-  entry: ['src/index.ts', 'src/crlam.ts', 'src/crmpi.ts'],
+  entry: ['src/index.ts', 'src/crlam.ts', 'src/crmpi.ts', 'src/restore-runner.ts'],
   format: ['esm'],
   dts: true,
   clean: true,

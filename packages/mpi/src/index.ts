@@ -265,10 +265,19 @@ export { ErrorClass, errorClassName, isMpiError, MpiError } from './errors';
 export { EntryGate } from './gate';
 export type { RankRange } from './group';
 export { Group } from './group';
-export type { Gps, JobRuntime, ModuleChoice, ProcessInfo, ProcLocation } from './job-runtime';
+export type {
+  Gps,
+  JobAdoption,
+  JobContact,
+  JobRuntime,
+  ModuleChoice,
+  ProcessInfo,
+  ProcLocation,
+} from './job-runtime';
 export { JOB_ENV, OOB_TAG_USER_BASE, OobTag } from './job-runtime';
 export type { AbortMsg } from './launch/hub-protocol';
 export { formatAddress, HUB_ENV, HubTag } from './launch/hub-protocol';
+export { jobContactOf } from './launch/job-contact';
 export type { HubEvents } from './launch/job-hub';
 export { JobHub } from './launch/job-hub';
 export { deliverBytes } from './matching/delivery';

@@ -120,6 +120,36 @@ export interface JobRuntime {
    * kills the job when one process dies need not report it).
    */
   onPeerDeath?(callback: (rank: number, reason: string) => void): void;
+
+  /**
+   * Optional: moving this process into another job (a process image restored under a new
+   * mpirun, which cannot hand it a new environment). Absent where a runtime cannot do it.
+   */
+  readonly adoption?: JobAdoption;
+}
+
+/** Where a process finds the job that adopts it (written by the new job's launcher). */
+export interface JobContact {
+  /** This rank's job variables in the new job (`JOB_ENV`, the hub's address). */
+  env: Record<string, string>;
+  /** The session directory of the lamd on this process's node in the new universe. */
+  sessionDir: string;
+}
+
+/** See `JobRuntime.adoption`. */
+export interface JobAdoption {
+  /**
+   * From now on this process may outlive its job (its state is a saved image, to be adopted by
+   * a new job): losing the lamd no longer ends it.
+   */
+  mayOutliveJob(): void;
+  /** The lamd of the current job is gone. */
+  readonly lost: boolean;
+  /**
+   * Joins the job of `contact` as the same rank: a new lamd connection, hello to the new hub
+   * (every rank of that job must join), the new roster; the control channel carries on.
+   */
+  join(contact: JobContact): Promise<void>;
 }
 
 /**

@@ -1,8 +1,12 @@
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { defineModule } from '@ssi/core';
 import { CheckpointStore, type CrlamModule, MANIFEST_FORMAT } from '@ssi/mpi';
 import { CRLAM_EXTERNAL_PARAMS } from './params';
+
+/** The restore runner (`restore-runner.ts`), built next to this file. */
+const RESTORE_RUNNER = fileURLToPath(new URL('./restore-runner.js', import.meta.url));
 
 /**
  * The mpirun half of `external`: each checkpoint is a new series of `<crlam_external_dir>/<job
@@ -53,6 +57,10 @@ const crlamExternal: CrlamModule = defineModule<CrlamModule>({
       },
       async abandonSeries(plan, reason) {
         ctx.verbose(0, `series ${plan.series} abandoned: ${reason}`);
+      },
+      // A restart starts the restore runner for each rank, not the program (the images are).
+      async restartArgv(seriesDir, rank) {
+        return [process.execPath, RESTORE_RUNNER, resolve(seriesDir), String(rank)];
       },
     };
   },

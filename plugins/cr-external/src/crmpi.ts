@@ -1,3 +1,4 @@
+import { writeFileSync } from 'node:fs';
 import { mkdir, readFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -17,6 +18,8 @@ import { hookPoint } from './hooks';
 import { CRMPI_EXTERNAL_PARAMS } from './params';
 import { fillCommand, type ProcessPlace, placeEnv } from './placeholders';
 import { decodeRecord, EXTERNAL_SECTION, type ExternalRecord, encodeRecord } from './record';
+import { readContact, restoreFiles, writeJson } from './restore-files';
+import { redirectOutput } from './restored-output';
 
 /** The back end and its commands from the parameters, or why the module cannot run. */
 function configure(
@@ -71,6 +74,9 @@ const crmpiExternal: CrmpiModule = defineModule<CrmpiModule>({
     if (typeof config === 'string') throw new Error(`crmpi external: ${config}`);
     const timeoutMs = ctx.params.get<number>('crmpi_external_timeout') * 1000;
     const restoredSeries = new Set<number>();
+    /** This process's directory in each series it saved (the restore files are there). */
+    const homes = new Map<number, string>();
+    let runner = 0;
     return {
       async checkpoint(work) {
         const { point } = work;
@@ -86,6 +92,7 @@ const crmpiExternal: CrmpiModule = defineModule<CrmpiModule>({
           job: point.jobId,
         };
         await mkdir(place.image, { recursive: true, mode: 0o700 });
+        homes.set(point.series, home);
         let record: ExternalRecord;
         if (config.commands === null) {
           const t0 = performance.now();
@@ -114,6 +121,11 @@ const crmpiExternal: CrmpiModule = defineModule<CrmpiModule>({
             () => false,
           );
           if (restored) restoredSeries.add(point.series);
+          // Restored into a new job from an image dumped by this command (CRIU): the series
+          // is complete already; its file is not written again (the base joins the new job).
+          if (await readContact(restoreFiles(home))) {
+            return { rank: point.rank, file: '', bytes: 0, sha256: '' };
+          }
           record = {
             backend: config.backend,
             place,
@@ -123,6 +135,7 @@ const crmpiExternal: CrmpiModule = defineModule<CrmpiModule>({
             restart: config.commands.restart
               ? fillCommand(config.commands.restart, place, 'crmpi_external_restart_cmd')
               : '',
+            restartTemplate: config.commands.restart,
             verdict: restored ? 'restore' : 'unfreeze',
             ms: ran.ms,
           };
@@ -137,6 +150,22 @@ const crmpiExternal: CrmpiModule = defineModule<CrmpiModule>({
       restored(series) {
         return restoredSeries.delete(series);
       },
+      // After the job's last series: a restart of the images publishes the new job's contact
+      // in this process's directory of the series (restore-runner.ts).
+      async newJob(series) {
+        const home = homes.get(series);
+        const contact = home ? await readContact(restoreFiles(home)) : null;
+        if (contact) runner = contact.runner;
+        return contact;
+      },
+      async adopted(series) {
+        const files = restoreFiles(homes.get(series)!);
+        redirectOutput(files);
+        process.once('exit', (code) => writeFileSync(files.exit, JSON.stringify(code)));
+        await writeJson(files.attached, { pid: process.pid });
+        watchRunner(runner);
+        ctx.verbose(10, `series ${series}: restored into a new job (runner ${runner})`);
+      },
       async restart(seriesDir, rank) {
         // The series holds process images: the program is not started again, the images are.
         const store = await CheckpointStore.open(dirname(seriesDir), { create: false });
@@ -146,13 +175,34 @@ const crmpiExternal: CrmpiModule = defineModule<CrmpiModule>({
         const record = bytes ? decodeRecord(bytes, `rank ${rank}'s file of ${seriesDir}`) : null;
         throw new Error(
           `${seriesDir} was written by the external cr module: it holds process images, which are ` +
-            `restored by the checkpointer, not by starting the program again; rank ${rank}'s restart command: ` +
+            `restored by the checkpointer, not by starting the program again (lamrestart with the external cr module runs each rank's restart command); rank ${rank}'s restart command: ` +
             `${record?.restart || '(none recorded: crmpi_external_restart_cmd was not set)'}`,
         );
       },
     };
   },
 });
+
+/**
+ * The runner stands for this process in the new job: when mpirun ends the job it kills the
+ * runner (its process group, which this process is not in), and this process must go too.
+ */
+function watchRunner(pid: number): void {
+  const timer = setInterval(() => {
+    try {
+      process.kill(pid, 0);
+    } catch {
+      process.stderr.write(
+        `the command standing for this process in its job (pid ${pid}) is gone; exiting\n`,
+      );
+      process.exit(1);
+    }
+  }, RUNNER_CHECK_MS);
+  timer.unref();
+}
+
+/** How often a restored process checks that its runner is still there. */
+const RUNNER_CHECK_MS = 500;
 
 /** `p`, or an error naming what was awaited after `ms`. */
 function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {

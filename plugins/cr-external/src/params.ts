@@ -36,6 +36,11 @@ export const CRMPI_EXTERNAL_PARAMS = {
     default: '',
     help: 'generic: shell command that restores one process from {image} (recorded, filled in, in each rank file); same placeholders',
   },
+  restore_timeout: {
+    type: 'int',
+    default: 60,
+    help: 'Seconds a restart (lamrestart of a series of process images) waits for each restored process to join the new job before it fails naming the rank',
+  },
   timeout: {
     type: 'int',
     default: 600,

@@ -15,6 +15,8 @@ export interface ExternalRecord {
   stderr?: string;
   /** The restart command for this process, placeholders filled in ('' when none was given). */
   restart?: string;
+  /** The restart command as given (placeholders open): a restart fills in the new node and host. */
+  restartTemplate?: string;
   verdict: Verdict;
   ms: number;
 }

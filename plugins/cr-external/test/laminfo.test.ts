@@ -36,6 +36,7 @@ describe('laminfo and the external cr component', () => {
       'parameter "crmpi_external_checkpoint_cmd" (string, default: "", value: "", source: default)',
       'parameter "crmpi_external_restart_cmd" (string, default: "", value: "", source: default)',
       'parameter "crmpi_external_timeout" (int, default: "600", value: "600", source: default)',
+      'parameter "crmpi_external_restore_timeout" (int, default: "60", value: "60", source: default)',
       'parameter "crmpi_external_criu" (string, default: "criu", value: "criu", source: default)',
       'parameter "crmpi_external_criu_args" (string, default: "", value: "", source: default)',
     ]) {

@@ -1,6 +1,6 @@
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { bootTestbedUniverse, type TestbedUniverse } from '@ssi/cli/testing';
+import { bootTestbedUniverse, runCli, type TestbedUniverse, waitFor } from '@ssi/cli/testing';
 import { CheckpointStore } from '@ssi/mpi';
 import { testbedAvailable } from '@ssi/testbed';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -14,6 +14,16 @@ import {
   startJob,
   testCheckpointer,
 } from './external-harness';
+import {
+  alive,
+  heldRing,
+  killKept,
+  PAUSE_MS,
+  RING,
+  restoreRecords,
+  results,
+  STEPS,
+} from './held-ring';
 
 // The issue: the protocol tested "with real processes and messages in flight during the
 // checkpoint, several ranks, also across the test hosts". A universe of three test hosts (one
@@ -30,9 +40,11 @@ beforeAll(async () => {
   if (available.ok) u = await bootTestbedUniverse({ hosts: 3, name: 'cr-external' });
 });
 
+let kept = '';
 afterEach(() => {
   job?.kill();
   job = undefined;
+  killKept(kept);
 });
 
 afterAll(() => u?.halt());
@@ -92,6 +104,36 @@ describe.skipIf(!available.ok)(
         for (const s of mine[0]!.sockets) expect(s.split('>')[0]).toMatch(/^127\./);
         expect(mine[1]!.sockets).toEqual(mine[0]!.sockets);
         for (const s of mine[2]!.sockets) expect(mine[1]!.sockets).not.toContain(s);
+      }
+    });
+
+    it('a series of process images restored on other nodes: every rank moves, the ring ends as undisturbed', async () => {
+      const w = { root: join(u.work, 'moved'), ctl: join(u.work, 'moved-ctl') };
+      mkdirSync(w.ctl, { recursive: true });
+      kept = w.ctl;
+      job = startJob(['n0-2', '--ssi', 'rpi', 'crtcp', RING, w.ctl, STEPS, PAUSE_MS], u.env());
+      const reference = await job.done;
+      expect(reference.code, job.out).toBe(0);
+      const undisturbed = results(job.out);
+      expect(undisturbed, job.out).toHaveLength(3);
+
+      const { dir, pids } = await heldRing(
+        w,
+        (j) => {
+          job = j;
+        },
+        { where: ['n0-2'], env: u.env() },
+      );
+      // Placed on n1 and n2 round-robin: rank 0 n0 → n1, rank 1 n1 → n2, rank 2 n2 → n1.
+      const r = await runCli('lamrestart', [dir, 'n1-2'], u.env(), { timeoutMs: 120_000 });
+      const out = r.stdout + r.stderr;
+      expect(r.code, out).toBe(0);
+      expect(results(out), out).toEqual(undisturbed);
+      for (const pid of pids) {
+        await waitFor(`kept process ${pid} to end`, () => !alive(pid), 10_000);
+      }
+      for (let rank = 0; rank < 3; rank++) {
+        expect(restoreRecords(dir, rank).attached, `rank ${rank}`).toBe(pids[rank]);
       }
     });
   },

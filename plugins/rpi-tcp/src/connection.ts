@@ -135,6 +135,8 @@ export class Connection {
   reached = false;
   /** The envelope being handled (one record per connection, refilled for every envelope). */
   private readonly envelope = new WireEnvelope();
+  /** It closed between two frames (a reconnect may replace it without losing a message). */
+  private closedAtBoundary = false;
   /** Bytes written to / read from the socket, everything included (crtcp's drain counters). */
   bytesOut = 0;
   bytesIn = 0;
@@ -288,6 +290,7 @@ export class Connection {
     socket.on('close', () => {
       const reason = this.failure || 'connection closed';
       const wasOpen = this.rstate !== R_CLOSED;
+      this.closedAtBoundary = wasOpen && this.atFrameBoundary;
       this.rstate = R_CLOSED;
       this.rejectReady(new Error(reason));
       if (wasOpen) this.owner.closed(this, reason);
@@ -602,6 +605,7 @@ export class Connection {
 
   /** Nothing half-read: the reader stands between two frames (a drained connection does). */
   get atFrameBoundary(): boolean {
+    if (this.rstate === R_CLOSED) return this.closedAtBoundary;
     return this.rstate === R_HEADER && this.hdrFill === 0;
   }
 

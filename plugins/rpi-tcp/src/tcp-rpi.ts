@@ -118,6 +118,8 @@ export class TcpRpi implements TcpTransport, ConnectionOwner {
   private finalizing = false;
   /** holdWrites was called and releaseWrites not yet. */
   private holding = false;
+  /** Connections closed while their writes were held, and why (see `closed`). */
+  private readonly lostWhileHeld = new Map<Connection, string>();
   private warnedCapped = false;
   private readonly waitingAccept = new Map<
     number,
@@ -412,6 +414,18 @@ export class TcpRpi implements TcpTransport, ConnectionOwner {
       return;
     }
     if (this.finalizing || conn.closing) return;
+    if (conn.holding) {
+      // A frozen job (a checkpoint): a restart may replace the connection (its process image
+      // outlived its sockets); the loss counts only if the job goes on over it (releaseWrites).
+      this.lostWhileHeld.set(conn, reason);
+      return;
+    }
+    this.lose(conn, reason);
+  }
+
+  /** The peer of an established connection is gone: fail what involves it. */
+  private lose(conn: Connection, reason: string): void {
+    const proc = conn.proc!;
     proc.mode &= ~ProcMode.RPI_CONNECT;
     conn.credits.clear();
     for (const [id, req] of this.sends) if (req.proc === proc) this.sends.delete(id);
@@ -902,6 +916,10 @@ export class TcpRpi implements TcpTransport, ConnectionOwner {
   releaseWrites(): void {
     this.holding = false;
     for (const conn of this.conns.values()) conn.release();
+    const lost = [...this.lostWhileHeld];
+    this.lostWhileHeld.clear();
+    for (const [conn, reason] of lost)
+      if (this.conns.get(conn.proc!) === conn) this.lose(conn, reason);
   }
 
   async whenFlushed(timeoutMs: number): Promise<void> {
@@ -956,6 +974,7 @@ export class TcpRpi implements TcpTransport, ConnectionOwner {
     // From here on the old connections' ends are expected: no peer failure (see `closed`).
     for (const conn of old) conn.closing = true;
     await this.connectMesh(old.map((c) => c.proc!));
+    this.lostWhileHeld.clear(); // replaced: those losses are over
     await Promise.all(old.map((c) => c.close()));
   }
 

@@ -39,6 +39,8 @@ export interface JobCheckpointing {
    * is already under way or the job is not attached (the caller then stops the job at once).
    */
   drain(cause: string, progress?: (text: string) => void): boolean;
+  /** What stands for `rank` in a restart from `seriesDir` (the module's restore), or null. */
+  restartArgv(seriesDir: string, rank: number): Promise<string[] | null>;
   /** The job is being ended (a rank died): a checkpoint in progress is given up, saying why. */
   ending(why: string): void;
   /** The job is over: whatever waits is answered, the listener closes. */
@@ -86,6 +88,7 @@ export async function setUpCheckpointing(
     beginSeries: () => module.beginSeries(),
     abandonSeries: (plan, reason) => module.abandonSeries(plan, reason),
     finalize: module.finalize ? () => module.finalize!() : undefined,
+    restartArgv: module.restartArgv ? (d, r) => module.restartArgv!(d, r) : undefined,
     async commitSeries(plan, ranks) {
       const result = await module.commitSeries(plan, ranks);
       latest = { series: result.series, dir: result.dir, at: Date.now() };
@@ -111,6 +114,7 @@ export async function setUpCheckpointing(
     module: selection.name,
     latest: () => latest,
     everyRankReady: async () => (checkpoints ? checkpoints.everyRankReady() : false),
+    restartArgv: async (seriesDir, rank) => (await actions.restartArgv?.(seriesDir, rank)) ?? null,
     drain(cause, progress = () => {}) {
       if (draining || !checkpoints || !endJob) return false;
       void startDrain(cause, progress);

@@ -27,7 +27,9 @@ export async function drainJob(cause: string, p: DrainParts): Promise<Checkpoint
   if (await p.checkpoints.everyRankReady()) {
     p.control.send('all', CrMessage.DRAIN, { reason: cause });
   }
-  const outcome = await p.checkpoints.request(p.progress);
+  // A fresh series: one under way (periodic) may have been saved before the ranks saw the
+  // notice. The ranks stay frozen after it (stop): nothing runs on after the job's last image.
+  const outcome = await p.checkpoints.request(p.progress, { fresh: true, stop: true });
   if (outcome.ok) {
     p.end(
       PREEMPTED_EXIT,

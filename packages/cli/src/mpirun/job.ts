@@ -26,6 +26,8 @@ export interface JobOptions {
   onStopSignal?: (signal: NodeJS.Signals) => boolean;
   /** The job id (default: a new one, `newJobId`). */
   jobId?: string;
+  /** What the lamd starts for a rank instead of its program (a restart's restore command). */
+  argvOf?: (rank: number) => string[] | undefined;
   /** More environment for every rank (a restart's series directory). */
   rankEnv?: Record<string, string>;
   /**
@@ -156,7 +158,7 @@ export async function runJob(
   const spawnRank = async (r: Rank, hubAddress: string) => {
     const p = r.placement;
     const cwd = p.part.wd ?? process.cwd();
-    const argv = commandFor(p.part.argv, process.cwd());
+    const argv = opts.argvOf?.(p.rank) ?? commandFor(p.part.argv, process.cwd());
     // `job` lets the lamd remove the job's shared-memory segments once its last rank here exits.
     r.proc = await client.spawn(p.node.id, { argv, cwd, env: envFor(p, hubAddress), job: jobId });
     if (opts.verbose)

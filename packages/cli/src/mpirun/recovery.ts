@@ -106,7 +106,10 @@ export async function runRecoverable(j: RecoverableJob): Promise<number> {
     let code = 1;
     const recovery = restarting;
     try {
+      // A series of process images restarts as the module's restore commands, not the programs.
+      const standIns = from && cr ? await restoreCommands(cr, from.seriesDir, placements) : null;
       code = await runJob(j.client, placements, {
+        argvOf: standIns ? (rank) => standIns.get(rank) : undefined,
         ...j.job,
         // Each run gets its own id: the lamds' clean-up of the ended run is not the new one's.
         jobId: run === 0 ? j.jobId : `${j.jobId}-r${run}`,
@@ -171,6 +174,20 @@ function recoveryRefusal(
   if (!latest) return 'the job failed before its first complete checkpoint';
   if (run >= limit) return `the job was recovered ${limit} time(s) already (crlam_base_recover)`;
   return null;
+}
+
+/** What the cr module starts for each rank of a restart from `seriesDir` (none: the programs). */
+async function restoreCommands(
+  cr: JobCheckpointing,
+  seriesDir: string,
+  placements: readonly Placement[],
+): Promise<Map<number, string[]> | null> {
+  const argvs = new Map<number, string[]>();
+  for (const p of placements) {
+    const argv = await cr.restartArgv(seriesDir, p.rank);
+    if (argv) argvs.set(p.rank, argv);
+  }
+  return argvs.size > 0 ? argvs : null;
 }
 
 /** The newest complete series of a job's checkpoint directory. */

@@ -66,6 +66,8 @@ export class JobCheckpoints {
   private prepared: Collect<string | undefined> | null = null;
   private saved: Collect<Saved> | null = null;
   private attempt = 0;
+  /** A drain asked for the job's last series: every series started from now on stops the ranks. */
+  private stopping = false;
   private timer: NodeJS.Timeout | undefined;
   /** `mpi.cr.checkpoint()` is collective: calls made so far per rank, and the k-th call's outcome. */
   private readonly appCalls = new Map<number, number>();
@@ -100,8 +102,27 @@ export class JobCheckpoints {
     }
   }
 
-  /** Asks for a checkpoint; resolves with the series written or the reason there is none. */
-  request(progress: Progress): Promise<CheckpointOutcome> {
+  /**
+   * Asks for a checkpoint; resolves with the series written or the reason there is none. A
+   * request joins the checkpoint under way, unless `fresh`: then it waits for that one to end and
+   * takes (or joins) one whose prepare is sent after this call, so that whatever the caller told
+   * the ranks before (a drain notice) is seen by every rank before that series is saved. `stop`:
+   * the series ends the job (a drain), so the ranks are not continued after it: they stay frozen,
+   * their state the one saved, until the job ends or (a process image) a new job adopts them.
+   */
+  async request(
+    progress: Progress,
+    opts: { fresh?: boolean; stop?: boolean } = {},
+  ): Promise<CheckpointOutcome> {
+    if (opts.fresh && this.current) {
+      progress('a checkpoint of this job is under way: the drain takes a new one after it');
+      await this.current.catch(() => undefined);
+    }
+    if (opts.stop) this.stopping = true;
+    return this.join(progress);
+  }
+
+  private join(progress: Progress): Promise<CheckpointOutcome> {
     if (this.current) {
       progress('a checkpoint of this job is already in progress: this request joins it');
       this.currentProgress.push(progress);
@@ -127,7 +148,7 @@ export class JobCheckpoints {
     this.appCalls.set(rank, k);
     let call = this.appOutcomes.get(k);
     if (!call) {
-      call = { outcome: this.request(() => {}), left: this.size };
+      call = { outcome: this.join(() => {}), left: this.size };
       this.appOutcomes.set(k, call);
     }
     if (--call.left === 0) this.appOutcomes.delete(k);
@@ -157,7 +178,7 @@ export class JobCheckpoints {
   }
 
   private async periodic(): Promise<void> {
-    const outcome = await this.request(() => {});
+    const outcome = await this.join(() => {});
     if (outcome.ok) {
       this.opts.say(
         `mpirun: checkpoint series ${outcome.series} (${outcome.bytes} bytes, ${outcome.ms.toFixed(0)} ms)`,
@@ -209,6 +230,8 @@ export class JobCheckpoints {
   private async run(say: Progress): Promise<CheckpointOutcome> {
     const refused = await this.openWindow(say);
     if (refused) return { ok: false, reason: refused };
+    // Fixed when the series starts: a series under way when a drain came continues its ranks.
+    const stop = this.stopping || undefined;
     const t0 = performance.now();
     const plan = await this.crlam.beginSeries();
     const interrupted = await this.interruptAll(plan, say);
@@ -239,7 +262,7 @@ export class JobCheckpoints {
     const ranks = [...saved.got.values()].map((s) => s.saved!).sort((a, b) => a.rank - b.rank);
     const restore = [...saved.got.values()].some((s) => s.restored === true);
     if (restore) say('a rank was restored from its image: every rank re-creates its connections');
-    const committed = { series: plan.series, committed: true, restore };
+    const committed = { series: plan.series, committed: true, restore, stop };
     // A plan whose redundancy is made after the ranks go on commits once it is durable.
     const early = this.crlam.continueBeforeCommit === true;
     if (early) this.control.send('all', CrMessage.DONE, committed);

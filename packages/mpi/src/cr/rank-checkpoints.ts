@@ -2,11 +2,17 @@ import type { CollActions } from '../coll/types';
 import type { Communicator } from '../comm';
 import type { JobControl } from '../control/rank-control';
 import type { Engine } from '../engine';
+import type { JobContact, JobRuntime, ProcLocation } from '../job-runtime';
 import { keepAlive } from '../keep-alive';
 import { takeImage } from './image';
 import type { RankChannel, StoragePlan } from './store';
 import { type CheckpointPoint, CrMessage, type CrmpiActions, type SavedRank } from './types';
 import type { CheckpointApi } from './user-api';
+
+/** How often a frozen rank after its job's last series looks for a new job adopting it. */
+const ADOPTION_POLL_MS = 200;
+/** How long (running time) it looks once its lamd is gone, before it exits. */
+const ADOPTION_WAIT_AFTER_LOSS_MS = 30_000;
 
 /** The handler states of the cr report (§3.2): no request, a request waiting, the handler running. */
 export type HandlerState = 'IDLE' | 'WAITING' | 'RUNNING';
@@ -42,7 +48,8 @@ export class RankCheckpoints {
       module: CrmpiActions;
       moduleName: string;
       api: CheckpointApi;
-      jobId: string;
+      /** The job's runtime: its id (a new one after adoption) and `adoption`. */
+      runtime: Pick<JobRuntime, 'jobId' | 'adoption' | 'allgather' | 'gps' | 'host' | 'nodeName'>;
       rank: number;
       size: number;
       /** out-of-band messages between ranks, for a storage plan's work during a checkpoint */
@@ -70,8 +77,13 @@ export class RankCheckpoints {
         ),
       ),
     );
+    await this.announce();
+  }
+
+  /** Tells mpirun whether this rank can be checkpointed (again after an adoption: a new mpirun). */
+  private async announce(): Promise<void> {
     const why = await this.whyNotCheckpointable();
-    await c.send(CrMessage.READY, {
+    await this.args.control.send(CrMessage.READY, {
       module: this.args.moduleName,
       checkpointable: why === null,
       reason: why ?? undefined,
@@ -167,9 +179,9 @@ export class RankCheckpoints {
   }
 
   private async onGo(p: Prepare): Promise<void> {
-    const { engine, rank, size, jobId } = this.args;
+    const { engine, rank, size, runtime } = this.args;
     const point: CheckpointPoint = {
-      jobId,
+      jobId: runtime.jobId,
       series: p.series,
       dir: p.dir,
       rank,
@@ -200,6 +212,9 @@ export class RankCheckpoints {
         channel: this.args.channel,
       });
       restored = this.args.module.restored?.(p.series) === true;
+      // A process image dumped during this checkpoint and restored in a new job resumes here.
+      const contact = await this.args.module.newJob?.(p.series);
+      if (contact) return this.adoptOrExit(p.series, contact);
     } catch (err) {
       error = `rank ${rank}: ${(err as Error).message}`;
       this.args.verbose(0, `checkpoint series ${p.series} failed: ${error}`);
@@ -218,8 +233,11 @@ export class RankCheckpoints {
     series: number;
     committed: boolean;
     restore?: boolean;
+    stop?: boolean;
   }): Promise<void> {
     this.prepared = null;
+    // The series ends the job: frozen as saved until killed, or adopted by a new job.
+    if (d.stop === true && d.committed) return this.stayFrozen(d.series);
     await this.eachColl((a, comm) => a.continue?.(comm));
     // A rank was restored from its image (system-level checkpointer): every rank reconnects.
     if (d.restore === true) await this.args.engine.crRestart();
@@ -227,6 +245,77 @@ export class RankCheckpoints {
     keepAlive.release();
     await this.args.module.continue?.(d.series, d.committed);
     this.state = 'IDLE';
+    await this.args.api.fireContinue();
+  }
+
+  /**
+   * After the job's last series: the rank does not continue (nothing runs after the image that
+   * its restored copy would do again). With a module that can be restored into a new job, it
+   * waits for that job's contact — asked every ADOPTION_POLL_MS, so a process stopped and
+   * resumed meanwhile finds it at once — for as long as its job lives, and for
+   * ADOPTION_WAIT_AFTER_LOSS_MS of running time once its lamd is gone.
+   */
+  private async stayFrozen(series: number): Promise<void> {
+    const { module, runtime, verbose } = this.args;
+    const adoption = runtime.adoption;
+    verbose(10, `series ${series} ends the job: this rank stays as it was saved`);
+    if (!module.newJob || !adoption) return;
+    adoption.mayOutliveJob();
+    let waitedSinceLoss = 0;
+    for (;;) {
+      const contact = await module.newJob(series).catch((err: Error) => {
+        process.stderr.write(`rank ${this.args.rank}: no usable contact: ${err.message}\n`);
+        return process.exit(1);
+      });
+      if (contact) return this.adoptOrExit(series, contact);
+      if (adoption.lost) waitedSinceLoss += ADOPTION_POLL_MS;
+      if (waitedSinceLoss >= ADOPTION_WAIT_AFTER_LOSS_MS) {
+        process.stderr.write(
+          `rank ${this.args.rank}: the job ended after series ${series} and no new job adopted this process within ${ADOPTION_WAIT_AFTER_LOSS_MS / 1000} s; exiting\n`,
+        );
+        process.exit(1);
+      }
+      await new Promise((r) => setTimeout(r, ADOPTION_POLL_MS));
+    }
+  }
+
+  /** A process that cannot join the job restoring it has no job left: it says why and exits. */
+  private async adoptOrExit(series: number, contact: JobContact): Promise<void> {
+    try {
+      await this.adopt(series, contact);
+    } catch (err) {
+      process.stderr.write(
+        `rank ${this.args.rank}: restored from series ${series} but cannot join the new job: ${(err as Error).message}\n`,
+      );
+      process.exit(1);
+    }
+  }
+
+  /**
+   * The restore phase in a new job (Ch. 7.2.5, "discovering the new location of migrated
+   * processes, and re-creating communication channels"): join the job, learn where every rank
+   * runs now, reconnect (crtcp: new connections to the new addresses, then the writes held
+   * since the freeze), and go on. Messages drained at the freeze are in this process already.
+   */
+  private async adopt(series: number, contact: JobContact): Promise<void> {
+    const { engine, runtime, module } = this.args;
+    if (!runtime.adoption) throw new Error('this runtime cannot join another job');
+    runtime.adoption.mayOutliveJob();
+    await runtime.adoption.join(contact);
+    const where = await runtime.allgather<ProcLocation>({
+      gps: runtime.gps,
+      host: runtime.host,
+      processorName: runtime.nodeName,
+    });
+    for (const proc of engine.procs) proc.relocate(where[proc.gps.grank]!);
+    await module.adopted?.(series);
+    await this.eachColl((a, comm) => a.continue?.(comm));
+    await engine.crRestart();
+    keepAlive.release();
+    await module.continue?.(series, true);
+    this.state = 'IDLE';
+    this.args.verbose(10, `adopted by job ${runtime.jobId} after series ${series}`);
+    await this.announce();
     await this.args.api.fireContinue();
   }
 

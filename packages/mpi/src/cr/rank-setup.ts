@@ -90,7 +90,7 @@ export class RankCrSetup {
       module: cr.actions,
       moduleName: cr.choice.name,
       api,
-      jobId: runtime.jobId,
+      runtime,
       rank: runtime.rank,
       size: runtime.size,
       channel: {

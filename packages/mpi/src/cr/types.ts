@@ -13,6 +13,7 @@
  */
 import type { ParamRegistry, SsiModule } from '@ssi/core';
 import { FRAMEWORKS } from '@ssi/core';
+import type { JobContact } from '../job-runtime';
 import type { MpiImage } from './image';
 import type { ParitySetRecord, RankChannel, StoragePlan } from './store';
 
@@ -91,6 +92,18 @@ export interface CrmpiActions {
    * continuing: reconnecting is collective, so one restored rank restores them all.
    */
   restored?(series: number): boolean;
+  /**
+   * Optional, for system-level checkpointers: after a series that ends the job (a drain: the
+   * rank stays frozen, its state the image's), the base asks this every moment (the process may
+   * have been stopped and resumed meanwhile) until it gives the contact of a new job that
+   * adopts this process — a restart of the series' images in a new universe (`lamrestart`).
+   * The base then joins that job, re-creates the connections (the rpi's `restart`) and goes on.
+   * Asked once right after `checkpoint` too: an image dumped during it, restored in a new job,
+   * resumes there (then no SAVED is sent: the series was committed by the old job).
+   */
+  newJob?(series: number): Promise<JobContact | null>;
+  /** This process joined the new job of `newJob` (before the connections are re-created). */
+  adopted?(series: number): Promise<void>;
   finalize?(): Promise<void>;
 }
 
@@ -147,6 +160,13 @@ export interface CrlamActions {
    * continue, and commits once it is durable); by default they are held until the commit.
    */
   readonly continueBeforeCommit?: boolean;
+  /**
+   * Optional: the command that stands for rank `rank` in a restart from `seriesDir` (a
+   * process-image checkpointer's restore, run on the rank's node in the new job, as LAM's mpirun
+   * re-executed with an application schema of `cr_restart` commands); absent or null: the
+   * recorded program starts again and reads its part (`CrmpiActions.restart`).
+   */
+  restartArgv?(seriesDir: string, rank: number): Promise<string[] | null>;
   finalize?(): Promise<void>;
 }
 
@@ -168,7 +188,11 @@ export const CrMessage = {
   GO: 'cr.go',
   /** rank → mpirun: `{ series, saved?, error?, drainMs, saveMs, restored? }`. */
   SAVED: 'cr.saved',
-  /** mpirun → ranks: `{ series, committed, restore? }`: continue (restore: reconnect first). */
+  /**
+   * mpirun → ranks: `{ series, committed, restore?, stop? }`: continue (restore: reconnect
+   * first); `stop`: the series ends the job (a drain): stay frozen until the job ends or a new job
+   * adopts this process (`CrmpiActions.newJob`).
+   */
   DONE: 'cr.done',
   /**
    * mpirun → ranks: `{ reason }`: the job must stop soon (PSC's drain, AVS's preempt); a

@@ -2,7 +2,7 @@ import { ParamRegistry } from '@ssi/core';
 import { LamClient, type OobAddress, withDeadline } from '@ssi/lam';
 import { RankControl } from '../control/rank-control';
 import { ErrorClass, MpiError } from '../errors';
-import type { Gps, JobRuntime } from '../job-runtime';
+import type { Gps, JobContact, JobRuntime } from '../job-runtime';
 import { registerMpiParams } from '../params';
 import type { AbortMsg, GatheredMsg, GatherMsg, HelloMsg, RosterMsg } from './hub-protocol';
 import { HUB_ENV, HubTag, parseAddress, RANK_OOB_TAG_BASE } from './hub-protocol';
@@ -20,7 +20,7 @@ const LAUNCHER = 'mpirun (through a lamd)';
  * out-of-band messages go straight to the other rank's address.
  */
 export async function connectLamRuntime(env: Env = process.env): Promise<JobRuntime> {
-  const job = readJobEnvironment(env, LAUNCHER);
+  let job = readJobEnvironment(env, LAUNCHER);
   const params = new ParamRegistry({ env });
   registerMpiParams(params);
   const initTimeoutMs = params.get<number>('mpi_base_init_timeout');
@@ -31,7 +31,7 @@ export async function connectLamRuntime(env: Env = process.env): Promise<JobRunt
       `${HUB_ENV.HUB} is not set: start this program with mpirun`,
     );
   }
-  const client = await LamClient.connect({ env, proc: process.pid, name: `rank ${job.rank}` });
+  let client = await LamClient.connect({ env, proc: process.pid, name: `rank ${job.rank}` });
   client.unref();
   let hub: JobHub | undefined;
   let everyoneFinalized: () => void = () => {};
@@ -54,11 +54,18 @@ export async function connectLamRuntime(env: Env = process.env): Promise<JobRunt
   }
 
   let finishing = false;
-  client.on('close', (reason: string) => {
-    if (finishing) return;
-    process.stderr.write(`rank ${job.rank}: lost the local lamd (${reason}); exiting\n`);
-    process.exit(1);
-  });
+  /** Adoption (a process image kept after its job's last series): the lamd may go, see below. */
+  let mayOutliveJob = false;
+  let lost = false;
+  const watchLamd = (c: LamClient) =>
+    c.on('close', (reason: string) => {
+      if (finishing || c !== client) return;
+      lost = true;
+      if (mayOutliveJob) return;
+      process.stderr.write(`rank ${job.rank}: lost the local lamd (${reason}); exiting\n`);
+      process.exit(1);
+    });
+  watchLamd(client);
 
   const within = <T>(p: Promise<T>, what: string): Promise<T> =>
     withDeadline(
@@ -71,43 +78,92 @@ export async function connectLamRuntime(env: Env = process.env): Promise<JobRunt
         ),
     );
 
-  const hello: HelloMsg = { jobId: job.jobId, rank: job.rank, address: client.address };
-  await client.send(hubAddress, HubTag.HELLO, hello);
-  const roster = (
-    await within(
-      client.recv({ tag: HubTag.ROSTER, from: hubAddress }),
-      'roster from the job hub (every rank must start)',
-    )
-  ).data as RosterMsg;
-  const addresses = roster.addresses;
+  /** Says hello to the hub: every rank's address comes back once every rank of the job did. */
+  const greet = async (): Promise<OobAddress[]> => {
+    const hello: HelloMsg = { jobId: job.jobId, rank: job.rank, address: client.address };
+    await client.send(hubAddress, HubTag.HELLO, hello);
+    const roster = (
+      await within(
+        client.recv({ tag: HubTag.ROSTER, from: hubAddress }),
+        'roster from the job hub (every rank must start)',
+      )
+    ).data as RosterMsg;
+    return roster.addresses;
+  };
+  let addresses = await greet();
   const control = new RankControl(
     job.rank,
     (msg) => client.send(hubAddress, HubTag.CONTROL_UP, msg),
     (why) => process.stderr.write(`rank ${job.rank}: control: ${why}\n`),
   );
-  void (async () => {
-    while (!client.closed) {
-      let m: { data: unknown };
-      try {
-        m = await client.recv({ tag: HubTag.CONTROL_DOWN, from: hubAddress });
-      } catch {
-        return; // the client closed: finalize, or the lamd is gone (handled on 'close')
+  const listen = (c: LamClient, from: OobAddress) =>
+    void (async () => {
+      while (!c.closed) {
+        let m: { data: unknown };
+        try {
+          m = await c.recv({ tag: HubTag.CONTROL_DOWN, from });
+        } catch {
+          return; // the client closed: finalize, or the lamd is gone (handled on 'close')
+        }
+        control.deliver(m.data);
       }
-      control.deliver(m.data);
-    }
-  })();
+    })();
+  listen(client, hubAddress);
 
   let round = 0;
   const gps: Gps = { node: job.node, pid: process.pid, index: client.proc, grank: job.rank };
   return {
-    jobId: job.jobId,
-    secret: job.secret,
+    get jobId() {
+      return job.jobId;
+    },
+    get secret() {
+      return job.secret;
+    },
     rank: job.rank,
     size: job.size,
     gps,
-    host: job.host,
-    nodeName: job.nodeName,
+    get host() {
+      return job.host;
+    },
+    get nodeName() {
+      return job.nodeName;
+    },
     control,
+    adoption: {
+      mayOutliveJob() {
+        mayOutliveJob = true;
+      },
+      get lost() {
+        return lost;
+      },
+      async join(contact: JobContact): Promise<void> {
+        const next = readJobEnvironment(contact.env, 'a restart of this process image');
+        if (next.rank !== job.rank || next.size !== job.size) {
+          throw new MpiError(
+            ErrorClass.ERR_OTHER,
+            `the new job wants this process as rank ${next.rank} of ${next.size}; it is rank ${job.rank} of ${job.size}`,
+          );
+        }
+        const old = client;
+        client = await LamClient.connect({
+          sessionDir: contact.sessionDir,
+          proc: process.pid,
+          name: `rank ${next.rank}`,
+        });
+        client.unref();
+        watchLamd(client);
+        old.close();
+        job = next;
+        hubAddress = parseAddress(contact.env[HUB_ENV.HUB] ?? '', HUB_ENV.HUB);
+        round = 0;
+        addresses = await greet();
+        listen(client, hubAddress);
+        gps.node = job.node;
+        gps.index = client.proc;
+        mayOutliveJob = false;
+        lost = false;
+      },
+    },
     async allgather<T>(value: T): Promise<T[]> {
       const r = ++round;
       const msg: GatherMsg = { rank: job.rank, round: r, value };
