@@ -17,6 +17,7 @@ PACKAGES=(
   openmpi-bin    # tools/bench pingpong: the Open MPI column (Open MPI's mpirun, TCP BTL over loopback)
   libopenmpi-dev # tools/bench pingpong: mpicc and mpi.h, to compile c/pingpong.c at run time (gcc comes with g++)
   criu           # plugins/cr-external: the criu back end's tests run where `criu check` passes (they say NOT RUN where it fails)
+  iproute2       # plugins/cr-external tests: the test checkpointer reads (ss -tnpi) and, emulating a dump, destroys (ss -K) a frozen rank's TCP connections
 )
 
 log() { printf 'install-system-deps: %s\n' "$*"; }

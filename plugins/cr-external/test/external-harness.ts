@@ -19,6 +19,13 @@ export function workDir(): { root: string; ctl: string; cleanup(): void } {
   };
 }
 
+/**
+ * The mpirun flags that keep ranks of one node on TCP: the test checkpointer checks (and in its
+ * hold mode destroys, `ss -K`) the process's established TCP connections, which a Unix-domain
+ * socket (tcp's default between ranks of a node, `rpi_tcp_unix`) does not show.
+ */
+export const TCP_BETWEEN_RANKS = ['--ssi', 'rpi_tcp_unix', '0'];
+
 /** The checkpoint command that runs the test checkpointer with control directory `ctl`. */
 export function testCheckpointer(ctl: string): string {
   return `${process.execPath} ${join(FIXTURES, 'checkpointer.mjs')} {pid} {rank} {image} {series} ${ctl}`;

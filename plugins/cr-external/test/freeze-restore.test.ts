@@ -12,6 +12,7 @@ import {
   lamcheckpoint,
   type RunningJob,
   startJob,
+  TCP_BETWEEN_RANKS,
   testCheckpointer,
   workDir,
 } from './external-harness';
@@ -43,6 +44,7 @@ function externalJob(w: ReturnType<typeof workDir>, np: number, extra: string[] 
     '--ssi',
     'rpi',
     'crtcp',
+    ...TCP_BETWEEN_RANKS,
     '--ssi',
     'crlam_external_dir',
     w.root,

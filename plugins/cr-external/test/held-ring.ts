@@ -3,7 +3,14 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runCli, waitFor } from '@ssi/cli/testing';
 import { expect } from 'vitest';
-import { FIXTURES, jobDir, type RunningJob, startJob, testCheckpointer } from './external-harness';
+import {
+  FIXTURES,
+  jobDir,
+  type RunningJob,
+  startJob,
+  TCP_BETWEEN_RANKS,
+  testCheckpointer,
+} from './external-harness';
 
 // The restart tests' emulation of a process-image checkpointer (README "What the test emulation
 // covers"): a ring job whose ranks run in sessions of their own, checkpointed by the test
@@ -88,6 +95,7 @@ export async function heldRing(
       '--ssi',
       'rpi',
       'crtcp',
+      ...TCP_BETWEEN_RANKS,
       '--ssi',
       'crlam_external_dir',
       w.root,
