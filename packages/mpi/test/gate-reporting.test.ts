@@ -1,8 +1,7 @@
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { RollbackLog } from '../src/cr/rollback-log';
-import type { Mpi } from '../src/index';
 import { MPI } from '../src/index';
-import { loopRpi, soloRuntime } from './helpers/loop-rpi';
+import { soloMpi } from './helpers/loop-rpi';
 
 /**
  * Blocking sends and receives report their own return to the entry gate (no reaction of the
@@ -10,24 +9,10 @@ import { loopRpi, soloRuntime } from './helpers/loop-rpi';
  * never quiet (the rollback log then grows for good), one that reports twice makes it quiet while
  * a call still runs. The cr rollback log's `quiet` shows both.
  */
-const loop = loopRpi();
-const solo = soloRuntime();
-let mpi: Mpi;
-
-beforeAll(async () => {
-  mpi = await MPI.init({
-    runtime: solo.runtime,
-    modules: [loop.module],
-    ssi: { rpi: 'loop' },
-    searchFrom: [],
-  });
-});
-
-afterAll(async () => {
-  if (!MPI.finalized()) await mpi.finalize();
-});
+const solo = soloMpi();
 
 it('every blocking send and receive path leaves the rank quiet once it returned, and not before', async () => {
+  const mpi = solo();
   const w = mpi.COMM_WORLD;
   w.errhandler = MPI.ERRORS_RETURN;
   const engine = w.host.engine;

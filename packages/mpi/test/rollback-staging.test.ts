@@ -1,8 +1,7 @@
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { RollbackLog } from '../src/cr/rollback-log';
-import type { Mpi } from '../src/index';
-import { Datatype, INT32, MPI, pack } from '../src/index';
-import { loopRpi, soloRuntime } from './helpers/loop-rpi';
+import { Datatype, INT32, pack } from '../src/index';
+import { soloMpi } from './helpers/loop-rpi';
 
 /**
  * With a cr module's rollback log on, the log keeps each receive's bytes by reference until the
@@ -10,24 +9,10 @@ import { loopRpi, soloRuntime } from './helpers/loop-rpi';
  * not be reused by a later receive while the log still refers to it, or a restart would hand the
  * program the later message's bytes in place of the earlier one's.
  */
-const loop = loopRpi();
-const solo = soloRuntime();
-let mpi: Mpi;
-
-beforeAll(async () => {
-  mpi = await MPI.init({
-    runtime: solo.runtime,
-    modules: [loop.module],
-    ssi: { rpi: 'loop' },
-    searchFrom: [],
-  });
-});
-
-afterAll(async () => {
-  if (!MPI.finalized()) await mpi.finalize();
-});
+const solo = soloMpi();
 
 it('keeps the logged bytes of a staged receive when a later receive stages another message', async () => {
+  const mpi = solo();
   const w = mpi.COMM_WORLD;
   const engine = w.host.engine;
   engine.crLog = new RollbackLog(() => 0);

@@ -1,5 +1,6 @@
-import type { Proc, RpiActions, RpiHost, RpiModule, RpiRequest } from '../../src/index';
-import { RankControl, ReqType } from '../../src/index';
+import { afterAll, beforeAll } from 'vitest';
+import type { Mpi, Proc, RpiActions, RpiHost, RpiModule, RpiRequest } from '../../src/index';
+import { MPI, RankControl, ReqType } from '../../src/index';
 import type { JobRuntime } from '../../src/job-runtime';
 
 /**
@@ -84,4 +85,26 @@ export function soloRuntime() {
     finalize: async () => {},
   };
   return { runtime, aborts, gathers: () => gathers };
+}
+
+/**
+ * A one-process MPI for the tests of a file (or a describe block): `MPI.init` over the loop rpi
+ * and a solo runtime before them, finalize after. The returned function gives the `Mpi`.
+ */
+export function soloMpi(ssi: Record<string, string | number> = {}): () => Mpi {
+  const loop = loopRpi();
+  const solo = soloRuntime();
+  let mpi: Mpi | undefined;
+  beforeAll(async () => {
+    mpi = await MPI.init({
+      runtime: solo.runtime,
+      modules: [loop.module],
+      ssi: { rpi: 'loop', ...ssi },
+      searchFrom: [],
+    });
+  });
+  afterAll(async () => {
+    if (!MPI.finalized()) await mpi?.finalize();
+  });
+  return () => mpi!;
 }
