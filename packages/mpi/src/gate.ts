@@ -1,10 +1,13 @@
+/** What `callReporting` hands a call when nothing counts calls (no cr module). */
+const NOTHING = (): void => {};
+
 /**
  * The MPI entry gate (DESIGN.md §6, Ch. 7.2.2's library lock), the one place every MPI call
  * enters the library: while a checkpoint is in progress every entry point waits at the gate, and
  * when the gate opens again the waiting operations proceed in the order they were called, before
  * anything called later. Nothing is lost or reordered.
  *
- * Entry points use one of three shapes, so that no call site open-codes the check:
+ * Entry points use one of four shapes, so that no call site open-codes the check:
  * - `call(fn)`: an asynchronous call (collectives, probe, finalize) runs now, or when the gate
  *   opens; the caller's promise settles as `fn`'s does.
  * - `callReporting(fn)`: the same for a call that says itself when it returned (blocking
@@ -16,8 +19,6 @@
  *
  * Open, each costs one property read and a call: the hot path stays as it was.
  */
-const NOTHING = (): void => {};
-
 export class EntryGate {
   open = true;
   private deferred: (() => void)[] = [];
