@@ -31,6 +31,35 @@ export function testCheckpointer(ctl: string): string {
   return `${process.execPath} ${join(FIXTURES, 'checkpointer.mjs')} {pid} {rank} {image} {series} ${ctl}`;
 }
 
+/**
+ * mpirun's flags for a job checkpointed by the external module through the test checkpointer:
+ * cr external, crtcp with TCP between the ranks of a node, the checkpoint root and control dir of
+ * `w`, and `restartCmd` as the restart command.
+ */
+export function testCheckpointerFlags(
+  w: { root: string; ctl: string },
+  restartCmd: string,
+): string[] {
+  return [
+    '--ssi',
+    'cr',
+    'external',
+    '--ssi',
+    'rpi',
+    'crtcp',
+    ...TCP_BETWEEN_RANKS,
+    '--ssi',
+    'crlam_external_dir',
+    w.root,
+    '--ssi',
+    'crmpi_external_checkpoint_cmd',
+    testCheckpointer(w.ctl),
+    '--ssi',
+    'crmpi_external_restart_cmd',
+    restartCmd,
+  ];
+}
+
 /** One call of the test checkpointer, as it recorded it. */
 export interface Call {
   rank: number;

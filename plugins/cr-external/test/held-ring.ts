@@ -8,8 +8,7 @@ import {
   jobDir,
   type RunningJob,
   startJob,
-  TCP_BETWEEN_RANKS,
-  testCheckpointer,
+  testCheckpointerFlags,
 } from './external-harness';
 
 // The restart tests' emulation of a process-image checkpointer (README "What the test emulation
@@ -89,22 +88,7 @@ export async function heldRing(
   const job = startJob(
     [
       ...(opts.where ?? ['-np', '3']),
-      '--ssi',
-      'cr',
-      'external',
-      '--ssi',
-      'rpi',
-      'crtcp',
-      ...TCP_BETWEEN_RANKS,
-      '--ssi',
-      'crlam_external_dir',
-      w.root,
-      '--ssi',
-      'crmpi_external_checkpoint_cmd',
-      testCheckpointer(w.ctl),
-      '--ssi',
-      'crmpi_external_restart_cmd',
-      `${process.execPath} ${RESTORER} {image} {rank} ${w.ctl}`,
+      ...testCheckpointerFlags(w, `${process.execPath} ${RESTORER} {image} {rank} ${w.ctl}`),
       OWN_SESSION,
       process.execPath,
       RING,
