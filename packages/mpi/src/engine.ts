@@ -100,6 +100,8 @@ export class Engine implements RpiHost {
    * window, and the wait ends when `req` completes. Resolves with `req`.
    */
   waitFor(req: RpiRequest): Promise<RpiRequest> {
+    // A module that is not polled (tcp) goes straight to the event loop: no spin, no closure.
+    if (!this.syncPoll.enabled) return this.sleepFor(req);
     if (!this.syncPoll.spinUntil(() => req.state === ReqState.DONE)) return this.sleepFor(req);
     if (this.fastYield.completedAtOnce()) return nextTurn().then(() => req);
     return Promise.resolve(req);
