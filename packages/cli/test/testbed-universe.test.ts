@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { sessionDirFor } from '@ssi/lam';
 import { testbedAvailable } from '@ssi/testbed';
 import { describe, expect, it } from 'vitest';
-import { bootTestbedUniverse, type TestbedUniverse } from '../src/testing/index';
+import { bootTestbedUniverse, type TestbedUniverse, waitFor } from '../src/testing/index';
 
 /**
  * The helper other packages' tests boot their universes with (`@ssi/cli/testing`): a universe
@@ -44,7 +44,13 @@ describe.skipIf(!available.ok)(
         expect(existsSync(u.work)).toBe(false);
         for (const h of u.testbed.hosts)
           expect(existsSync(sessionDirFor(h.address, u.suffix))).toBe(false);
-        expect(processesOf(u.suffix)).toEqual([]);
+        // lamhalt returns when each lamd closed its connection; the process exits a moment later
+        // (it lingers up to lamd's shutdown linger for the last answers to drain).
+        await waitFor(
+          `the universe's processes (${processesOf(u.suffix).join(', ')}) to exit after halt`,
+          () => processesOf(u!.suffix).length === 0,
+          10_000,
+        );
         await u.halt(); // a second halt (afterAll after a test's own) does nothing
       } finally {
         await u?.halt();
