@@ -1,11 +1,14 @@
 import type { CollActions, NumericArray, ReduceOp } from '@ssi/mpi';
 import { IN_PLACE } from '@ssi/mpi';
+import { areaFor } from './area-use';
 import { barrierHierarchical } from './barrier';
 import { bcastHierarchical } from './bcast';
+import { bcastThroughArea } from './bcast-area';
 import { bcastPipelined } from './bcast-pipeline';
 import type { Hierarchy } from './hierarchy';
 import type { SmpSettings } from './params';
 import { allreduceHierarchical, reduceHierarchical } from './reduce';
+import { allreduceThroughArea, reduceThroughArea } from './reduce-area';
 
 /**
  * Whether a reduction with `op` may be combined node by node. The seed's rule (Ch. 6.3.2):
@@ -24,14 +27,24 @@ export function mayReassociate(op: ReduceOp, s: SmpSettings): boolean {
  * keeps no messages of its own between calls: the checkpoint hooks have nothing to do (the rpi
  * drains the network; the sub-communicators are visited by the checkpoint like any other).
  */
-export function actionsFor(h: Hierarchy, s: SmpSettings): CollActions {
+export function actionsFor(
+  h: Hierarchy,
+  s: SmpSettings,
+  note: (message: string) => void,
+): CollActions {
   const inPlace = (send: NumericArray | null) => send ?? IN_PLACE;
+  const area = (bytes: number) => areaFor(h, s, bytes, note);
   return {
     async barrier(comm) {
       await barrierHierarchical(h, comm);
     },
     async bcast(_comm, buf, root) {
-      if (buf.byteLength < s.bcastMinBytes) await h.flat.bcast(buf, root);
+      if (buf.byteLength < s.bcastMinBytes) {
+        await h.flat.bcast(buf, root);
+        return;
+      }
+      const shared = await area(buf.byteLength);
+      if (shared) await bcastThroughArea(h, shared, buf, root);
       else if (s.bcastSegmentBytes > 0 && buf.byteLength > s.bcastSegmentBytes) {
         await bcastPipelined(h, buf, root, s.bcastSegmentBytes);
       } else await bcastHierarchical(h, buf, root);
@@ -39,13 +52,17 @@ export function actionsFor(h: Hierarchy, s: SmpSettings): CollActions {
     async reduce(comm, send, recv, op, root) {
       const bytes = (send ?? recv)!.byteLength;
       if (mayReassociate(op, s) && bytes >= s.reduceMinBytes) {
-        await reduceHierarchical(h, comm, send, recv, op, root);
+        const shared = await area(bytes);
+        if (shared) await reduceThroughArea(h, comm, shared, send, recv, op, root);
+        else await reduceHierarchical(h, comm, send, recv, op, root);
       } else if (comm.rank === root) await h.flat.reduce(inPlace(send), op, root, recv!);
       else await h.flat.reduce(send, op, root);
     },
     async allreduce(_comm, send, recv, op) {
       if (mayReassociate(op, s) && recv.byteLength >= s.allreduceMinBytes) {
-        await allreduceHierarchical(h, send, recv, op);
+        const shared = await area(recv.byteLength);
+        if (shared) await allreduceThroughArea(h, shared, send, recv, op);
+        else await allreduceHierarchical(h, send, recv, op);
       } else await h.flat.allreduce(inPlace(send), op, recv);
     },
     interrupt() {},

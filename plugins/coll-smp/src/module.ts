@@ -1,6 +1,7 @@
 import { defineModule } from '@ssi/core';
 import type { CollComm, CollModule } from '@ssi/mpi';
 import { actionsFor } from './actions';
+import { closeArea } from './area-use';
 import { declineReason } from './eligibility';
 import { buildHierarchy, freeHierarchy, type Hierarchy } from './hierarchy';
 import { readSmpSettings, SMP_PARAMS } from './params';
@@ -36,12 +37,13 @@ const smp: CollModule = defineModule<CollModule>({
       `${comm.name}: smp hierarchy: nodes ${JSON.stringify(h.loc.nodes)}, rank ${comm.rank} on ` +
         `node ${h.loc.node}${h.loc.isLeader ? ' (leader)' : ''}`,
     );
-    return actionsFor(h, settings);
+    return actionsFor(h, settings, (message) => ctx.verbose(10, `${comm.name}: ${message}`));
   },
   async finalize(comm) {
     const h = hierarchies.get(comm);
     if (!h) return;
     hierarchies.delete(comm);
+    closeArea(h);
     await freeHierarchy(h);
   },
 });

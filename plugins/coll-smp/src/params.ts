@@ -13,6 +13,12 @@ export interface SmpSettings {
   reduceMinBytes: number;
   /** allreduce takes the hierarchical path from this operand size on. */
   allreduceMinBytes: number;
+  /** On-node data moves through a shared area per node (where shared memory is available). */
+  shm: boolean;
+  /** The area's slot size: the piece size of the area algorithms (a multiple of 8). */
+  shmChunkBytes: number;
+  /** bcast, reduce and allreduce take the area from this buffer size on. */
+  shmMinBytes: number;
 }
 
 const minBytes = (collective: string) => ({
@@ -41,6 +47,21 @@ export const SMP_PARAMS = {
   },
   reduce_min_bytes: minBytes('reduce'),
   allreduce_min_bytes: minBytes('allreduce'),
+  shm: {
+    type: 'int',
+    default: 1,
+    help: 'bcast/reduce/allreduce: 1 moves the data on each node through a shared-memory area (the leader or root copies each piece in once, every other rank of the node copies it out; pieces cross between nodes while earlier ones spread), where @ssi/shm works; 0 always uses the per-node sub-communicators',
+  },
+  shm_chunk_bytes: {
+    type: 'int',
+    default: 524288,
+    help: "the shared area's piece size in bytes (a multiple of 8, at least 4096): buffers travel in pieces of this size; the area holds 2 x max(ranks on the node, 2) pieces",
+  },
+  shm_min_bytes: {
+    type: 'int',
+    default: 65536,
+    help: 'bcast/reduce/allreduce buffers of at least this many bytes go through the shared area; smaller ones through the sub-communicators',
+  },
 } as const;
 
 function nonNegative(params: ParamRegistry, name: string): number {
@@ -54,20 +75,38 @@ function nonNegative(params: ParamRegistry, name: string): number {
   return value;
 }
 
-/** Reads and checks the parameters; a bad value is an error naming it and what was expected. */
-export function readSmpSettings(params: ParamRegistry): SmpSettings {
-  const associative = Number(params.get('coll_smp_associative'));
-  if (associative !== 0 && associative !== 1) {
+function zeroOrOne(params: ParamRegistry, name: string): boolean {
+  const value = Number(params.get(name));
+  if (value !== 0 && value !== 1) {
     throw new SsiError(
       'BAD_PARAM',
-      `coll_smp_associative is ${JSON.stringify(params.get('coll_smp_associative'))}; expected 0 or 1`,
+      `${name} is ${JSON.stringify(params.get(name))}; expected 0 or 1`,
     );
   }
+  return value === 1;
+}
+
+function chunkBytes(params: ParamRegistry, name: string): number {
+  const value = nonNegative(params, name);
+  if (value < 4096 || value % 8 !== 0) {
+    throw new SsiError(
+      'BAD_PARAM',
+      `${name} is ${value}; expected a multiple of 8 bytes, at least 4096`,
+    );
+  }
+  return value;
+}
+
+/** Reads and checks the parameters; a bad value is an error naming it and what was expected. */
+export function readSmpSettings(params: ParamRegistry): SmpSettings {
   return {
-    associative: associative === 1,
+    associative: zeroOrOne(params, 'coll_smp_associative'),
     bcastMinBytes: nonNegative(params, 'coll_smp_bcast_min_bytes'),
     bcastSegmentBytes: nonNegative(params, 'coll_smp_bcast_segment_bytes'),
     reduceMinBytes: nonNegative(params, 'coll_smp_reduce_min_bytes'),
     allreduceMinBytes: nonNegative(params, 'coll_smp_allreduce_min_bytes'),
+    shm: zeroOrOne(params, 'coll_smp_shm'),
+    shmChunkBytes: chunkBytes(params, 'coll_smp_shm_chunk_bytes'),
+    shmMinBytes: nonNegative(params, 'coll_smp_shm_min_bytes'),
   };
 }

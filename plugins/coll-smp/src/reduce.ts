@@ -2,6 +2,7 @@ import type { CollComm, NumericArray, ReduceOp } from '@ssi/mpi';
 import { IN_PLACE } from '@ssi/mpi';
 import { bytesOf, copyInto, sameKind } from './buffers';
 import type { Hierarchy } from './hierarchy';
+import { leadersAllreduce } from './leaders-allreduce';
 import { Tag } from './tags';
 
 /**
@@ -65,6 +66,6 @@ export async function allreduceHierarchical(
     if (loc.isLeader) await local.reduce(send === null ? IN_PLACE : send, op, 0, recv);
     else await local.reduce(send ?? recv, op, 0);
   } else if (send !== null) copyInto(recv, send);
-  if (leaders) await leaders.allreduce(IN_PLACE, op, recv);
+  if (leaders) await leadersAllreduce(leaders, recv, op);
   if (local.size > 1) await local.bcast(recv, 0);
 }

@@ -10,4 +10,12 @@ export const Tag = {
   BARRIER_IN: 202,
   /** barrier: the leader releases its node. */
   BARRIER_OUT: 203,
+  /** On a node's communicator: a piece of the result is in the shared area (`area-flow.ts`). */
+  AREA_READY: 204,
+  /** On a node's communicator: a rank is done with the slot of a piece (it may be overwritten). */
+  AREA_DONE: 205,
+  /** On a node's communicator: a rank's operand piece is in its slot (reductions). */
+  AREA_IN: 206,
+  /** On the leaders' communicator: recursive doubling's exchange (`leaders-allreduce.ts`). */
+  LEADERS_EXCHANGE: 207,
 } as const;

@@ -1,0 +1,47 @@
+import { MIN } from '@ssi/mpi';
+import type { Hierarchy } from './hierarchy';
+import { NodeArea } from './node-area';
+import type { SmpSettings } from './params';
+
+/** Per served communicator: its nodes' area once opened, or why there is none. */
+const areas = new WeakMap<Hierarchy, NodeArea | string>();
+
+/**
+ * The node area of `h` for a call of `bytes` bytes, or null when the call takes the
+ * sub-communicator path: shared areas off (`coll_smp_shm 0`), a buffer below
+ * `coll_smp_shm_min_bytes`, or no area on some node. Opened at the first call that wants it
+ * (collective: every rank of the communicator makes the same call with the same size, so all
+ * arrive here together), then kept until the communicator is freed. Every node must agree,
+ * because the pieces cross between leaders in the area's slot size: a `MIN` over the
+ * communicator decides.
+ */
+export async function areaFor(
+  h: Hierarchy,
+  s: SmpSettings,
+  bytes: number,
+  note: (message: string) => void,
+): Promise<NodeArea | null> {
+  if (!s.shm || bytes < s.shmMinBytes) return null;
+  let area = areas.get(h);
+  if (area === undefined) {
+    const shape = { chunk: s.shmChunkBytes, slots: 2 * Math.max(h.local.size, 2) };
+    area = await NodeArea.open(h.local, shape);
+    const ok = new Int32Array([typeof area === 'string' ? 0 : 1]);
+    await h.flat.allreduce(ok, MIN, ok);
+    if (ok[0] === 0 && typeof area !== 'string') {
+      area.close();
+      area = 'another node has no shared area';
+    }
+    if (typeof area === 'string')
+      note(`smp: no shared area, the sub-communicators move the data: ${area}`);
+    areas.set(h, area);
+  }
+  return typeof area === 'string' ? null : area;
+}
+
+/** Closes `h`'s area (from the communicator's free). */
+export function closeArea(h: Hierarchy): void {
+  const area = areas.get(h);
+  if (area !== undefined && typeof area !== 'string') area.close();
+  areas.delete(h);
+}

@@ -1,0 +1,38 @@
+import type { CollComm, NumericArray, ReduceOp } from '@ssi/mpi';
+import { IN_PLACE } from '@ssi/mpi';
+import { bytesOf, sameKind } from './buffers';
+import { Tag } from './tags';
+
+/**
+ * allreduce of `buf` in place among the node leaders, for commutative operators only. On a
+ * power-of-two number of leaders by recursive doubling: each step exchanges with the partner at
+ * distance 2^s and combines, both partners with the lower rank's operand first, so every leader
+ * ends with the same bits. On two nodes that is one exchange, where lam_basic's allreduce (reduce
+ * to rank 0, then bcast) crosses the network twice one after the other. Other sizes take the
+ * leaders' own allreduce.
+ */
+export async function leadersAllreduce(
+  leaders: CollComm,
+  buf: NumericArray,
+  op: ReduceOp,
+): Promise<void> {
+  const p = leaders.size;
+  if ((p & (p - 1)) !== 0) {
+    await leaders.allreduce(IN_PLACE, op, buf);
+    return;
+  }
+  const theirs = sameKind(buf);
+  for (let d = 1; d < p; d *= 2) {
+    const partner = leaders.rank ^ d;
+    await leaders.coll.sendrecv(
+      bytesOf(buf),
+      partner,
+      Tag.LEADERS_EXCHANGE,
+      bytesOf(theirs),
+      partner,
+      Tag.LEADERS_EXCHANGE,
+    );
+    if (partner < leaders.rank) op.apply(theirs, buf, buf);
+    else op.apply(buf, theirs, buf);
+  }
+}
