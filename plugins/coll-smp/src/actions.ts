@@ -1,5 +1,6 @@
 import type { CollActions, NumericArray, ReduceOp } from '@ssi/mpi';
 import { IN_PLACE } from '@ssi/mpi';
+import { allreduceSmall } from './allreduce-small';
 import { areaFor } from './area-use';
 import { barrierHierarchical } from './barrier';
 import { bcastHierarchical } from './bcast';
@@ -58,10 +59,11 @@ export function actionsFor(
       } else if (comm.rank === root) await h.flat.reduce(inPlace(send), op, root, recv!);
       else await h.flat.reduce(send, op, root);
     },
-    async allreduce(_comm, send, recv, op) {
+    async allreduce(comm, send, recv, op) {
       if (mayReassociate(op, s) && recv.byteLength >= s.allreduceMinBytes) {
         const shared = await area(recv.byteLength);
         if (shared) await allreduceThroughArea(h, shared, send, recv, op);
+        else if (recv.byteLength < s.shmMinBytes) await allreduceSmall(h, comm, send, recv, op);
         else await allreduceHierarchical(h, send, recv, op);
       } else await h.flat.allreduce(inPlace(send), op, recv);
     },

@@ -1,7 +1,10 @@
 import { MIN } from '@ssi/mpi';
 import type { Hierarchy } from './hierarchy';
-import { NodeArea } from './node-area';
+import { bytesOf, NodeArea } from './node-area';
 import type { SmpSettings } from './params';
+
+/** Slots of the bcast ring: pieces of up to this many broadcasts in flight on a node. */
+const AREA_RING = 4;
 
 /** Per served communicator: its nodes' area once opened, or why there is none. */
 const areas = new WeakMap<Hierarchy, NodeArea | string>();
@@ -24,7 +27,7 @@ export async function areaFor(
   if (!s.shm || bytes < s.shmMinBytes) return null;
   let area = areas.get(h);
   if (area === undefined) {
-    const shape = { chunk: s.shmChunkBytes, slots: 2 * Math.max(h.local.size, 2) };
+    const shape = { chunk: s.shmChunkBytes, ring: AREA_RING, ranks: h.local.size };
     area = await NodeArea.open(h.local, shape);
     const ok = new Int32Array([typeof area === 'string' ? 0 : 1]);
     await h.flat.allreduce(ok, MIN, ok);
@@ -32,8 +35,11 @@ export async function areaFor(
       area.close();
       area = 'another node has no shared area';
     }
-    if (typeof area === 'string')
-      note(`smp: no shared area, the sub-communicators move the data: ${area}`);
+    note(
+      typeof area === 'string'
+        ? `smp: no shared area, the sub-communicators move the data: ${area}`
+        : `smp: node ${h.loc.node} shares an area of ${bytesOf(shape)} bytes (pieces of ${shape.chunk})`,
+    );
     areas.set(h, area);
   }
   return typeof area === 'string' ? null : area;

@@ -2,20 +2,27 @@ import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import type { CollComm } from '@ssi/mpi';
 import { MIN } from '@ssi/mpi';
-import { ShmSegment, shmUnavailableReason } from '@ssi/shm';
+import { ShmSegment, shmUnavailableReason, waitWord, wakeWord } from '@ssi/shm';
 
 /** How the leader tells its node where the area is (or why there is none): one fixed buffer. */
 const DESCRIPTOR_BYTES = 512;
 /** Every segment name of this process is new: the creator's pid plus a counter. */
 let created = 0;
 
-/** The shape of one node's area: `slots` slots of `chunk` bytes each. */
+/** The shape of one node's area. */
 export interface AreaShape {
   /** Bytes per slot (a multiple of 8, so every typed array's elements align). */
   chunk: number;
-  /** Slots in the area (at least 2 per rank of the node: double buffering). */
-  slots: number;
+  /** Slots of the bcast ring. */
+  ring: number;
+  /** Ranks on the node: the reductions have two sets of one slot per rank. */
+  ranks: number;
 }
+
+/** Per rank a cache line of control words: [0] bcast pieces done, [1] a writer waits on [0]. */
+const LINE = 64;
+const DONE_WORD = 0;
+const WAITING_WORD = 1;
 
 /**
  * One node's shared-memory area for smp's on-node level (the way Open MPI's han/sm move data):
@@ -26,17 +33,72 @@ export interface AreaShape {
  * A node of one rank has an area without memory: nobody reads what its only rank would write.
  */
 export class NodeArea {
+  /** bcast pieces this communicator has moved so far (every rank of the node counts alike). */
+  piecesSent = 0;
+  private readonly control: number;
+  private readonly data: number;
+
   private constructor(
     private readonly seg: ShmSegment | null,
-    /** The slots, back to back: slot i is `bytes[i * chunk, (i + 1) * chunk)`. */
-    readonly bytes: Uint8Array,
+    /** Offset of the area in the segment. */
+    base: number,
     readonly shape: AreaShape,
-  ) {}
+  ) {
+    this.control = base;
+    this.data = base + controlBytes(shape);
+  }
 
-  /** Slot `i` as a byte view of `length` bytes (the last piece of a buffer is shorter). */
-  slot(i: number, length: number): Uint8Array {
-    const at = i * this.shape.chunk;
-    return this.bytes.subarray(at, at + length);
+  /** Slot `i` of the bcast ring as a byte view of `length` bytes. */
+  ringSlot(i: number, length: number): Uint8Array {
+    return this.view(i % this.shape.ring, length);
+  }
+
+  /** The reductions' slot of node rank `rank` in set `set` (0 or 1), `length` bytes. */
+  setSlot(set: number, rank: number, length: number): Uint8Array {
+    return this.view(this.shape.ring + set * this.shape.ranks + rank, length);
+  }
+
+  private view(slot: number, length: number): Uint8Array {
+    const at = this.data + slot * this.shape.chunk;
+    return this.seg!.u8.subarray(at, at + length);
+  }
+
+  private word(rank: number, which: number): number {
+    return (this.control + rank * LINE) / 4 + which;
+  }
+
+  /** This rank is done with bcast pieces before `count` (their ring slots may be rewritten). */
+  markDone(rank: number, count: number): void {
+    const i32 = this.seg!.i32;
+    Atomics.store(i32, this.word(rank, DONE_WORD), count);
+    if (Atomics.load(i32, this.word(rank, WAITING_WORD)) !== 0) {
+      wakeWord(this.seg!, this.word(rank, DONE_WORD) * 4);
+    }
+  }
+
+  /**
+   * Waits until every rank of `ranks` is done with bcast pieces before `count`: the writer of
+   * piece g waits for g - ring + 1, so it never overwrites a slot a rank still reads, whichever
+   * rank wrote before (the counts live in the area, not in one writer's memory). Sleeps in the
+   * futex helper, never spinning on the event loop; the waiting flag tells the rank to wake it.
+   */
+  async waitDone(ranks: readonly number[], count: number): Promise<void> {
+    const seg = this.seg!;
+    for (const r of ranks) {
+      const done = this.word(r, DONE_WORD);
+      const waiting = this.word(r, WAITING_WORD);
+      for (;;) {
+        const seen = Atomics.load(seg.i32, done);
+        if (((seen - count) | 0) >= 0) break;
+        Atomics.store(seg.i32, waiting, 1);
+        if (Atomics.load(seg.i32, done) === seen) {
+          // A lost wake-up is impossible (the flag is set before the second look), but a
+          // bounded sleep costs nothing and survives one anyway.
+          await waitWord(seg, done * 4, seen, { timeoutMs: 1000 });
+        }
+        Atomics.store(seg.i32, waiting, 0);
+      }
+    }
   }
 
   /** Unmaps the area (the name was unlinked once every rank attached). */
@@ -50,7 +112,7 @@ export class NodeArea {
    * node (then no rank of the node has one: they agree by a `MIN` over `local`).
    */
   static async open(local: CollComm, shape: AreaShape): Promise<NodeArea | string> {
-    if (local.size === 1) return new NodeArea(null, new Uint8Array(0), shape);
+    if (local.size === 1) return new NodeArea(null, 0, shape);
     const descriptor = new Uint8Array(DESCRIPTOR_BYTES);
     let seg: ShmSegment | null = null;
     let failure: string | null = null;
@@ -82,18 +144,19 @@ export class NodeArea {
     }
     const ok = new Int32Array([seg ? 1 : 0]);
     await local.allreduce(ok, MIN, ok);
-    if (ok[0] === 1 && seg) {
-      const { poolOffset } = seg.layout;
-      return new NodeArea(seg, seg.u8.subarray(poolOffset, poolOffset + bytesOf(shape)), shape);
-    }
+    if (ok[0] === 1 && seg) return new NodeArea(seg, seg.layout.poolOffset, shape);
     seg?.close();
     return failure ?? 'another rank of the node could not attach';
   }
 }
 
-/** The area's size in bytes. */
+function controlBytes(shape: AreaShape): number {
+  return Math.ceil((shape.ranks * LINE) / 4096) * 4096;
+}
+
+/** The area's size in bytes: control lines, the bcast ring, the reductions' two sets. */
 export function bytesOf(shape: AreaShape): number {
-  return shape.chunk * shape.slots;
+  return controlBytes(shape) + shape.chunk * (shape.ring + 2 * shape.ranks);
 }
 
 /**

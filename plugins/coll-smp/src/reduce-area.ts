@@ -19,7 +19,7 @@ import { Tag } from './tags';
 
 /** The typed view of `like`'s element type on slot (`set`, `rank`) of `area`, `length` elements. */
 function slotOf(area: NodeArea, like: NumericArray, set: number, rank: number, length: number) {
-  const bytes = area.slot((set * area.shape.slots) / 2 + rank, length * like.BYTES_PER_ELEMENT);
+  const bytes = area.setSlot(set, rank, length * like.BYTES_PER_ELEMENT);
   const Ctor = like.constructor as new (b: ArrayBufferLike, at: number, n: number) => NumericArray;
   return new Ctor(bytes.buffer, bytes.byteOffset, length);
 }

@@ -18,4 +18,8 @@ export const Tag = {
   AREA_IN: 206,
   /** On the leaders' communicator: recursive doubling's exchange (`leaders-allreduce.ts`). */
   LEADERS_EXCHANGE: 207,
+  /** Small allreduce: an operand to the node's leader (`allreduce-small.ts`). */
+  SMALL_IN: 208,
+  /** Small allreduce: the result from the node's leader. */
+  SMALL_OUT: 209,
 } as const;

@@ -60,6 +60,8 @@ describe('smp serves communicators that span nodes with a shared node', () => {
     expect(r.output).toContain('smp matrix ok');
     expect(served(r, 'COMM_WORLD'), 'smp serves the world').toBe('smp');
     expect(r.output).toMatch(/COMM_WORLD: smp hierarchy: nodes/);
+    // buffers from coll_smp_shm_min_bytes on move through a shared area on each node
+    expect(r.output).toMatch(/COMM_WORLD: smp: node \d shares an area of \d+ bytes/);
     // one-node halves: smp declines, lam_basic (the last candidate) serves them
     expect(served(r, 'node 0'), explain(r)).toBe('lam_basic');
     expect(r.output).toMatch(/smp: all \d ranks are on one node/);

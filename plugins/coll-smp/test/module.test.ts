@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import type { CollComm, CollContext, CollLocality } from '@ssi/mpi';
 import { describe, expect, it } from 'vitest';
-import smp, { readSmpSettings } from '../src/index';
+import smp, { readSmpSettings, SMP_PARAMS } from '../src/index';
 
 const defaults = Object.fromEntries(
   Object.entries(smp.params ?? {}).map(([k, spec]) => [`coll_smp_${k}`, spec.default]),
@@ -84,6 +84,9 @@ describe('the smp module', () => {
       bcastSegmentBytes: 0,
       reduceMinBytes: 0,
       allreduceMinBytes: 0,
+      shm: true,
+      shmChunkBytes: SMP_PARAMS.shm_chunk_bytes.default,
+      shmMinBytes: SMP_PARAMS.shm_min_bytes.default,
     });
     const read = (extra: Record<string, number | string>) => () =>
       readSmpSettings(contextWith({ ...defaults, ...extra }).params);
@@ -92,6 +95,15 @@ describe('the smp module', () => {
       'coll_smp_bcast_min_bytes is -1; expected a whole number of bytes >= 0',
     );
     expect(read({ coll_smp_allreduce_min_bytes: 'big' })).toThrow(/allreduce_min_bytes is "big"/);
+    expect(read({ coll_smp_shm: 3 })).toThrow('coll_smp_shm is 3; expected 0 or 1');
+    expect(read({ coll_smp_shm_chunk_bytes: 4100 })).toThrow(
+      'coll_smp_shm_chunk_bytes is 4100; expected a multiple of 8 bytes, at least 4096',
+    );
+    expect(read({ coll_smp_shm_chunk_bytes: 1024 })).toThrow(/at least 4096/);
+    expect(read({ coll_smp_shm: 0, coll_smp_shm_min_bytes: 1 })()).toMatchObject({
+      shm: false,
+      shmMinBytes: 1,
+    });
     expect(read({ coll_smp_associative: 0, coll_smp_reduce_min_bytes: 4096 })()).toMatchObject({
       associative: false,
       reduceMinBytes: 4096,

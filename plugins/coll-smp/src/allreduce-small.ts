@@ -1,0 +1,35 @@
+import type { CollComm, NumericArray, ReduceOp } from '@ssi/mpi';
+import { bytesOf, copyInto, sameKind } from './buffers';
+import type { Hierarchy } from './hierarchy';
+import { leadersAllreduce } from './leaders-allreduce';
+import { Tag } from './tags';
+
+/**
+ * allreduce of a small buffer, as smp's barrier does it: every other rank of a node sends its
+ * operand to the leader on the parent's collective channel, the leader combines them in node rank
+ * order, the leaders allreduce (one exchange on two nodes), the leader sends the result back.
+ * Point-to-point on the parent instead of a reduce and a bcast on the node's communicator: the
+ * same messages, without two nested collective calls per rank.
+ */
+export async function allreduceSmall(
+  h: Hierarchy,
+  comm: CollComm,
+  send: NumericArray | null,
+  recv: NumericArray,
+  op: ReduceOp,
+): Promise<void> {
+  const { loc, leaders } = h;
+  if (!loc.isLeader) {
+    const leader = loc.localRanks[0]!;
+    await comm.coll.send(bytesOf(send ?? recv), leader, Tag.SMALL_IN);
+    await comm.coll.recv(bytesOf(recv), leader, Tag.SMALL_OUT);
+    return;
+  }
+  const others = loc.localRanks.slice(1);
+  const theirs = others.map(() => sameKind(recv));
+  await Promise.all(others.map((r, i) => comm.coll.recv(bytesOf(theirs[i]!), r, Tag.SMALL_IN)));
+  if (send !== null) copyInto(recv, send);
+  for (const t of theirs) op.apply(recv, t, recv);
+  if (leaders) await leadersAllreduce(leaders, recv, op);
+  await Promise.all(others.map((r) => comm.coll.send(bytesOf(recv), r, Tag.SMALL_OUT)));
+}
