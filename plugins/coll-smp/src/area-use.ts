@@ -3,8 +3,11 @@ import type { Hierarchy } from './hierarchy';
 import { bytesOf, NodeArea } from './node-area';
 import type { SmpSettings } from './params';
 
-/** Slots of the bcast ring: pieces of up to this many broadcasts in flight on a node. */
-const AREA_RING = 4;
+/**
+ * Slots of the bcast ring: a writer may run this many pieces ahead of the slowest reader of its
+ * node (two broadcasts of one piece in flight).
+ */
+const AREA_RING = 2;
 
 /** Per served communicator: its nodes' area once opened, or why there is none. */
 const areas = new WeakMap<Hierarchy, NodeArea | string>();

@@ -9,19 +9,21 @@ import { Tag } from './tags';
  * distance 2^s and combines, both partners with the lower rank's operand first, so every leader
  * ends with the same bits. On two nodes that is one exchange, where lam_basic's allreduce (reduce
  * to rank 0, then bcast) crosses the network twice one after the other. Other sizes take the
- * leaders' own allreduce.
+ * leaders' own allreduce. `scratch` (same type and length as `buf`) takes the partner's operand;
+ * without it a new array does.
  */
 export async function leadersAllreduce(
   leaders: CollComm,
   buf: NumericArray,
   op: ReduceOp,
+  scratch?: NumericArray,
 ): Promise<void> {
   const p = leaders.size;
   if ((p & (p - 1)) !== 0) {
     await leaders.allreduce(IN_PLACE, op, buf);
     return;
   }
-  const theirs = sameKind(buf);
+  const theirs = scratch ?? sameKind(buf);
   for (let d = 1; d < p; d *= 2) {
     const partner = leaders.rank ^ d;
     await leaders.coll.sendrecv(

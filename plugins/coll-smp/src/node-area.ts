@@ -177,6 +177,9 @@ function createSegment(nprocs: number, shape: AreaShape): ShmSegment {
     shortLimit: 64,
     poolSize: Math.ceil(bytesOf(shape) / block) * block,
     poolBlock: block,
+    // Not pre-faulted: a page is committed when first written, so slots a node never uses (the
+    // second set of the reductions when buffers fit one piece) cost no memory.
+    populate: false,
   });
 }
 

@@ -54,8 +54,8 @@ export const SMP_PARAMS = {
   },
   shm_chunk_bytes: {
     type: 'int',
-    default: 524288,
-    help: "the shared area's piece size in bytes (a multiple of 8, at least 4096): buffers travel in pieces of this size; the area holds 2 x max(ranks on the node, 2) pieces",
+    default: 4194304,
+    help: "the shared area's piece size in bytes (a multiple of 8, at least 4096): buffers travel in pieces of this size, the levels overlapping; each node's area holds 2 + 2 x (ranks on the node) pieces, committed as they are first used. Larger pieces mean fewer messages per call (what pays on an oversubscribed node), smaller ones more overlap and less memory",
   },
   shm_min_bytes: {
     type: 'int',

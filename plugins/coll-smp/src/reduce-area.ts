@@ -109,7 +109,10 @@ export async function allreduceThroughArea(
     const out = pieceOf(recv, i, per);
     if (k > 1) await flow.hear(readers, Tag.AREA_IN);
     combine(area, op, pieceOf(own, i, per), out, i % 2, k);
-    const crossed = leaders ? issued(leadersAllreduce(leaders, out, op)) : null;
+    // The leader's own slot of the set takes the other leaders' operands: it is free until this
+    // piece's result goes there.
+    const scratch = k > 1 ? slotOf(area, out, i % 2, 0, out.length) : undefined;
+    const crossed = leaders ? issued(leadersAllreduce(leaders, out, op, scratch)) : null;
     published = issued(
       Promise.all([published, crossed]).then(() => {
         if (k === 1) return;
@@ -151,10 +154,16 @@ export async function reduceThroughArea(
   }
   const readers = othersThan(k, 0);
   const pieces = pieceCount(own.length, per);
-  const partial = isRoot ? recv! : k === 1 ? own : sameKind(own);
+  // The partial result: in `recv` at the root; on a node of one rank the operand itself; else in
+  // the leader's own slots (written once the previous piece of that set has crossed), or a new
+  // array when the root is another rank of this node (it must hold the whole result to hand it on).
+  const inSlots = !isRoot && k > 1 && loc.node !== rootNode;
+  const partial = isRoot ? recv! : k === 1 ? own : inSlots ? null : sameKind(own);
   const crossings: Promise<unknown>[] = [];
   for (let i = 0; i < pieces; i++) {
-    const out = pieceOf(partial, i, per);
+    const length = Math.min(own.length, (i + 1) * per) - i * per;
+    if (inSlots && i >= 2) await crossings[i - 2];
+    const out = partial ? pieceOf(partial, i, per) : slotOf(area, own, i % 2, 0, length);
     if (k > 1) await flow.hear(readers, Tag.AREA_IN);
     combine(area, op, pieceOf(own, i, per), out, i % 2, k);
     if (k > 1) flow.tell(readers, Tag.AREA_READY);
@@ -169,6 +178,6 @@ export async function reduceThroughArea(
   await Promise.all(crossings);
   await flow.drained();
   if (loc.node === rootNode && !isRoot) {
-    await comm.coll.send(bytesOf(partial), root, Tag.REDUCE_RESULT);
+    await comm.coll.send(bytesOf(partial!), root, Tag.REDUCE_RESULT);
   }
 }

@@ -81,6 +81,29 @@ describe('smp options', () => {
     }
   });
 
+  it('the shared area in many small pieces (its ring and both sets reused within a call)', async () => {
+    for (const [perNode, rpi] of [
+      [[2, 2, 1], 'sm'],
+      [[3, 3, 2], 'tcp'],
+      [[4, 1], 'sm'],
+    ] as const) {
+      const r = await run([...perNode], rpi, 'full', {
+        coll_smp_shm_chunk_bytes: 32768,
+        coll_smp_shm_min_bytes: 4096,
+      });
+      expect(r.ok, explain(r)).toBe(true);
+      expect(r.output).toMatch(
+        /COMM_WORLD: smp: node \d shares an area of \d+ bytes \(pieces of 4096\)/,
+      );
+    }
+  });
+
+  it('coll_smp_shm 0: the sub-communicators move the data, still correct', async () => {
+    const r = await run([2, 2], 'sm', 'full', { coll_smp_shm: 0 });
+    expect(r.ok, explain(r)).toBe(true);
+    expect(r.output).not.toMatch(/shares an area/);
+  });
+
   it('coll_smp_associative 0 and thresholds send the calls to lam_basic, still correct', async () => {
     const r = await run([2, 2], 'tcp', 'quick', {
       coll_smp_associative: 0,
