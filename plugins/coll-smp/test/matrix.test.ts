@@ -93,7 +93,7 @@ describe('smp options', () => {
       });
       expect(r.ok, explain(r)).toBe(true);
       expect(r.output).toMatch(
-        /COMM_WORLD: smp: node \d shares an area of \d+ bytes \(pieces of 4096\)/,
+        /COMM_WORLD: smp: node \d shares an area of \d+ bytes \(pieces of 32768\)/,
       );
     }
   });
