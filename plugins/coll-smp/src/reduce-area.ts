@@ -1,9 +1,9 @@
 import type { CollComm, NumericArray, ReduceOp } from '@ssi/mpi';
-import { IN_PLACE } from '@ssi/mpi';
 import { AreaFlow, issued, othersThan, pieceCount } from './area-flow';
-import { bytesOf, sameKind } from './buffers';
+import { bytesOf, keptLike, sameKind } from './buffers';
 import type { Hierarchy } from './hierarchy';
 import { leadersAllreduce } from './leaders-allreduce';
+import { beginLeadersReduce } from './leaders-reduce';
 import type { NodeArea } from './node-area';
 import { Tag } from './tags';
 
@@ -154,26 +154,27 @@ export async function reduceThroughArea(
   }
   const readers = othersThan(k, 0);
   const pieces = pieceCount(own.length, per);
-  // The partial result: in `recv` at the root; on a node of one rank the operand itself; else in
-  // the leader's own slots (written once the previous piece of that set has crossed), or a new
-  // array when the root is another rank of this node (it must hold the whole result to hand it on).
+  // The partial result: in `recv` at the root; else in the leader's own slots (each written once
+  // the previous piece of that set has crossed), or a new array when the root is another rank of
+  // this node (it must hold the whole result to hand it on) or the node has one rank (its operand
+  // must stay as it is).
   const inSlots = !isRoot && k > 1 && loc.node !== rootNode;
-  const partial = isRoot ? recv! : k === 1 ? own : inSlots ? null : sameKind(own);
+  const partial = isRoot ? recv! : inSlots ? null : sameKind(own);
   const crossings: Promise<unknown>[] = [];
   for (let i = 0; i < pieces; i++) {
     const length = Math.min(own.length, (i + 1) * per) - i * per;
-    if (inSlots && i >= 2) await crossings[i - 2];
-    const out = partial ? pieceOf(partial, i, per) : slotOf(area, own, i % 2, 0, length);
+    if (leaders && i >= 2) await crossings[i - 2];
+    const mySlot = () => slotOf(area, own, i % 2, 0, length);
+    const out = partial ? pieceOf(partial, i, per) : mySlot();
+    // A child's partial lands in a kept array: the slots may still be read by ranks leaving the
+    // previous call (they have not said AREA_IN for this one yet when the receive is posted).
+    const tree = leaders
+      ? beginLeadersReduce(leaders, rootNode, () => keptLike(h, out, i % 2))
+      : null;
     if (k > 1) await flow.hear(readers, Tag.AREA_IN);
     combine(area, op, pieceOf(own, i, per), out, i % 2, k);
     if (k > 1) flow.tell(readers, Tag.AREA_READY);
-    if (!leaders) continue;
-    const inPlace = loc.node === rootNode;
-    crossings.push(
-      issued<unknown>(
-        inPlace ? leaders.reduce(IN_PLACE, op, rootNode, out) : leaders.reduce(out, op, rootNode),
-      ),
-    );
+    if (tree) crossings.push(issued(tree.finish(out, op)));
   }
   await Promise.all(crossings);
   await flow.drained();

@@ -22,4 +22,6 @@ export const Tag = {
   SMALL_IN: 208,
   /** Small allreduce: the result from the node's leader. */
   SMALL_OUT: 209,
+  /** On the leaders' communicator: a partial result up the reduce tree (`leaders-reduce.ts`). */
+  LEADERS_REDUCE: 210,
 } as const;

@@ -88,12 +88,12 @@ describe('smp options', () => {
       [[4, 1], 'sm'],
     ] as const) {
       const r = await run([...perNode], rpi, 'full', {
-        coll_smp_shm_chunk_bytes: 32768,
+        coll_smp_shm_chunk_bytes: 262144,
         coll_smp_shm_min_bytes: 4096,
       });
       expect(r.ok, explain(r)).toBe(true);
       expect(r.output).toMatch(
-        /COMM_WORLD: smp: node \d shares an area of \d+ bytes \(pieces of 32768\)/,
+        /COMM_WORLD: smp: node \d shares an area of \d+ bytes \(pieces of 262144\)/,
       );
     }
   });
