@@ -1,11 +1,12 @@
 import type { CollComm, NumericArray, ReduceOp } from '@ssi/mpi';
 import { bytesOf, copyInto, sameKind } from './buffers';
 import type { Hierarchy } from './hierarchy';
-import { leadersAllreduce } from './leaders-allreduce';
+import { isPowerOfTwo, leadersAllreduce } from './leaders-allreduce';
 import { Tag } from './tags';
 
 /**
- * allreduce of a small buffer, as smp's barrier does it: every other rank of a node sends its
+ * allreduce of a small buffer. On a power-of-two number of ranks by recursive doubling over the
+ * whole communicator (two hops on 2 + 2 ranks). Otherwise as smp's barrier does it: every other rank of a node sends its
  * operand to the leader on the parent's collective channel, the leader combines them in node rank
  * order, the leaders allreduce (one exchange on two nodes), the leader sends the result back.
  * Point-to-point on the parent instead of a reduce and a bcast on the node's communicator: the
@@ -19,6 +20,14 @@ export async function allreduceSmall(
   op: ReduceOp,
 ): Promise<void> {
   const { loc, leaders } = h;
+  if (isPowerOfTwo(comm.size)) {
+    // Flat recursive doubling: log2(size) exchanges, the first ones on-node when ranks sit in
+    // blocks of a power of two, where the two levels take three hops (to the leader, between
+    // leaders, back). Measured faster for 8 B on 2 + 2 ranks.
+    if (send !== null) copyInto(recv, send);
+    await leadersAllreduce(comm, recv, op);
+    return;
+  }
   if (!loc.isLeader) {
     const leader = loc.localRanks[0]!;
     await comm.coll.send(bytesOf(send ?? recv), leader, Tag.SMALL_IN);

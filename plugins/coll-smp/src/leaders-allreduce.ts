@@ -9,7 +9,7 @@ import { Tag } from './tags';
  * distance 2^s and combines, both partners with the lower rank's operand first, so every leader
  * ends with the same bits. On two nodes that is one exchange, where lam_basic's allreduce (reduce
  * to rank 0, then bcast) crosses the network twice one after the other. Other sizes take the
- * leaders' own allreduce. `scratch` (same type and length as `buf`) takes the partner's operand;
+ * leaders' own allreduce. Also used on a whole communicator (`allreduce-small.ts`). `scratch` (same type and length as `buf`) takes the partner's operand;
  * without it a new array does.
  */
 export async function leadersAllreduce(
@@ -18,13 +18,12 @@ export async function leadersAllreduce(
   op: ReduceOp,
   scratch?: NumericArray,
 ): Promise<void> {
-  const p = leaders.size;
-  if ((p & (p - 1)) !== 0) {
+  if (!isPowerOfTwo(leaders.size)) {
     await leaders.allreduce(IN_PLACE, op, buf);
     return;
   }
   const theirs = scratch ?? sameKind(buf);
-  for (let d = 1; d < p; d *= 2) {
+  for (let d = 1; d < leaders.size; d *= 2) {
     const partner = leaders.rank ^ d;
     await leaders.coll.sendrecv(
       bytesOf(buf),
@@ -37,4 +36,8 @@ export async function leadersAllreduce(
     if (partner < leaders.rank) op.apply(theirs, buf, buf);
     else op.apply(buf, theirs, buf);
   }
+}
+
+export function isPowerOfTwo(n: number): boolean {
+  return n > 0 && (n & (n - 1)) === 0;
 }
