@@ -31,9 +31,10 @@ const minBytes = (collective: string) => ({
 export const SMP_PARAMS = {
   priority: {
     type: 'int',
-    default: 5,
-    help: 'Priority of the smp coll module (0-100); 5, below lam_basic (10), until it is measured faster: select it with --ssi coll smp or raise this above 10. smp only offers itself on communicators spanning two or more nodes with two or more of their ranks on one node',
+    default: 20,
+    help: 'Priority of the smp coll module (0-100); 20: above lam_basic (10), measured faster on bcast, reduce, allreduce and barrier; below tuned (30), because the collectives smp leaves out come from lam_basic on the communicators it serves (raise it above 30 to prefer smp there). smp only offers itself on communicators spanning two or more nodes with two or more of their ranks on one node',
   },
+
   associative: {
     type: 'int',
     default: 1,

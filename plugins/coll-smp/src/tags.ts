@@ -24,4 +24,6 @@ export const Tag = {
   SMALL_OUT: 209,
   /** On the leaders' communicator: a partial result up the reduce tree (`leaders-reduce.ts`). */
   LEADERS_REDUCE: 210,
+  /** barrier: a pairwise exchange step (`barrier.ts`), on the parent's or the leaders' channel. */
+  BARRIER_PAIR: 211,
 } as const;

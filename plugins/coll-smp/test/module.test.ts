@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import type { CollComm, CollContext, CollLocality } from '@ssi/mpi';
 import { describe, expect, it } from 'vitest';
+import { doublingIsShorter } from '../src/allreduce-small';
 import smp, { readSmpSettings, SMP_PARAMS } from '../src/index';
 
 const defaults = Object.fromEntries(
@@ -41,8 +42,9 @@ describe('the smp module', () => {
     expect(smp.typeApi).toBe('1.2.0');
     expect(smp.hasCheckpoint).toBe(true);
     expect(typeof smp.finalize).toBe('function');
-    // Opt-in (below lam_basic) until it is measured faster: the README's measurements.
-    expect(defaults.coll_smp_priority).toBeLessThan(10);
+    // Above lam_basic (measured faster: the README's measurements), below tuned (see README).
+    expect(defaults.coll_smp_priority).toBeGreaterThan(10);
+    expect(defaults.coll_smp_priority).toBeLessThan(30);
   });
 
   it('offers itself on communicators that span nodes with a shared node', async () => {
@@ -55,7 +57,7 @@ describe('the smp module', () => {
       [3, 3, 2],
     ]) {
       expect(await smp.query(commOn(layout), ctx), JSON.stringify(layout)).toEqual({
-        priority: 5,
+        priority: 20,
       });
     }
   });
@@ -75,6 +77,13 @@ describe('the smp module', () => {
     expect(await smp.query(commOn([2, 2], { name: 'COMM_WORLD [smp flat]' }), ctx)).toMatch(
       /the flat duplicate/,
     );
+  });
+
+  it('takes recursive doubling for small allreduce only where it is fewer hops', () => {
+    expect(doublingIsShorter(4, 2)).toBe(true); // 2 hops against 3
+    expect(doublingIsShorter(8, 2)).toBe(false); // 3 against 3: the levels
+    expect(doublingIsShorter(8, 4)).toBe(true); // 3 against 4
+    expect(doublingIsShorter(6, 2)).toBe(false); // not a power of two
   });
 
   it('reads its parameters; bad values are errors naming the parameter and what is expected', () => {
