@@ -1,5 +1,5 @@
 import type { CollComm, NumericArray, ReduceOp } from '@ssi/mpi';
-import { IN_PLACE } from '@ssi/mpi';
+import { ErrorClass, IN_PLACE, MpiError } from '@ssi/mpi';
 import { bytesOf, sameKind } from './buffers';
 import { Tag } from './tags';
 
@@ -25,7 +25,7 @@ export async function leadersAllreduce(
   const theirs = scratch ?? sameKind(buf);
   for (let d = 1; d < leaders.size; d *= 2) {
     const partner = leaders.rank ^ d;
-    await leaders.coll.sendrecv(
+    const got = await leaders.coll.sendrecv(
       bytesOf(buf),
       partner,
       Tag.LEADERS_EXCHANGE,
@@ -33,6 +33,14 @@ export async function leadersAllreduce(
       partner,
       Tag.LEADERS_EXCHANGE,
     );
+    if (got.byteLength !== buf.byteLength) {
+      // A shorter operand fits the receive: without this check this rank would go on as if the
+      // operands matched (an erroneous program must get an error on every rank).
+      throw new MpiError(
+        ErrorClass.ERR_TRUNCATE,
+        `smp: allreduce: rank ${partner} of ${leaders.name} gave ${got.byteLength} bytes where ${buf.byteLength} were expected (operands of different lengths)`,
+      );
+    }
     if (partner < leaders.rank) op.apply(theirs, buf, buf);
     else op.apply(buf, theirs, buf);
   }
