@@ -5,6 +5,7 @@ import {
   allreduceRecursiveDoubling,
   allreduceReduceBcast,
   allreduceRing,
+  type TunedAllreduce,
 } from './allreduce';
 import { alltoallBruck, alltoallLinear, alltoallPairwise } from './alltoall';
 import { barrierDissemination, barrierRecursiveDoubling, barrierTree } from './barrier';
@@ -18,6 +19,7 @@ import {
   reduceScatterRing,
 } from './reduce-scatter';
 import { exscanRecursiveDoubling, scanRecursiveDoubling } from './scan';
+import { ScratchStore } from './scratch';
 import { splitUnit } from './split';
 import { isPowerOfTwo } from './virtual';
 
@@ -72,16 +74,16 @@ function allreduceKind(d: Decisions, op: ReduceOp, bytes: number, crowded: boole
   return asked;
 }
 
-const ALLREDUCE: Record<AllreduceKind, Allreduce> = {
+const ALLREDUCE: Record<AllreduceKind, TunedAllreduce> = {
   recursive_doubling: allreduceRecursiveDoubling,
   rabenseifner: allreduceRabenseifner,
   ring: allreduceRing,
   reduce_bcast: allreduceReduceBcast,
 };
 
-function chooseAllreduce(d: Decisions, crowded: boolean): Allreduce {
+function chooseAllreduce(d: Decisions, crowded: boolean, store: ScratchStore): Allreduce {
   return (comm, send, recv: NumericArray, op) =>
-    ALLREDUCE[allreduceKind(d, op, recv.byteLength, crowded)](comm, send, recv, op);
+    ALLREDUCE[allreduceKind(d, op, recv.byteLength, crowded)](comm, send, recv, op, store.of(comm));
 }
 
 /**
@@ -90,11 +92,11 @@ function chooseAllreduce(d: Decisions, crowded: boolean): Allreduce {
  * gather to the root (the ring allreduce's association; built-in operators only). The ring
  * measured 1.3x slower than the tree at 4 MiB on 8 ranks, so `auto` keeps the tree.
  */
-function chooseReduce(d: Decisions): Reduce {
-  if (d.algorithm.reduce !== 'ring') return reduceBinomial;
+function chooseReduce(d: Decisions, store: ScratchStore): Reduce {
+  const ring = d.algorithm.reduce === 'ring';
   return (comm, send, recv, op, root) => {
-    const cuttable = splitUnit(op) > 0 && op.commutative;
-    return (cuttable ? reduceRing : reduceBinomial)(comm, send, recv, op, root);
+    const cuttable = ring && splitUnit(op) > 0 && op.commutative;
+    return (cuttable ? reduceRing : reduceBinomial)(comm, send, recv, op, root, store.of(comm));
   };
 }
 
@@ -160,12 +162,12 @@ const REDUCE_SCATTER: Record<ReduceScatterKind, ReduceScatter> = {
   recursive_doubling: reduceScatterRecursiveDoubling,
 };
 
-function chooseReduceScatter(d: Decisions): ReduceScatter {
+function chooseReduceScatter(d: Decisions, store: ScratchStore): ReduceScatter {
   return (comm, send, recv, counts, op) => {
     const operand = send ?? recv;
     const bytes = counts.reduce((a, b) => a + b, 0) * operand.BYTES_PER_ELEMENT;
     const kind = reduceScatterKind(d, op, counts, bytes);
-    return REDUCE_SCATTER[kind](comm, send, recv, counts, op);
+    return REDUCE_SCATTER[kind](comm, send, recv, counts, op, store.of(comm));
   };
 }
 
@@ -179,14 +181,15 @@ function chooseReduceScatter(d: Decisions): ReduceScatter {
  */
 export function actionsFor(size: number, d: Decisions, crowded = false): CollActions {
   const barrier = d.algorithm.barrier;
+  const store = new ScratchStore(d.scratchBytes);
   return {
     barrier: BARRIER[barrier === 'auto' ? (crowded ? 'tree' : 'dissemination') : barrier],
     bcast: chooseBcast(size, d),
-    reduce: chooseReduce(d),
-    allreduce: chooseAllreduce(d, crowded),
+    reduce: chooseReduce(d, store),
+    allreduce: chooseAllreduce(d, crowded, store),
     allgather: chooseAllgather(size, d),
     alltoall: chooseAlltoall(size, d),
-    reduceScatter: chooseReduceScatter(d),
+    reduceScatter: chooseReduceScatter(d, store),
     // `auto` and `linear`: leave both out, so lam_basic's chain serves them.
     ...(d.algorithm.scan === 'recursive_doubling'
       ? { scan: scanRecursiveDoubling, exscan: exscanRecursiveDoubling }

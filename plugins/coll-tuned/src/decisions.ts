@@ -35,6 +35,8 @@ export interface Decisions {
   reduceScatterLarge: number;
   /** Ranks on one node from which `auto` takes the algorithms with the fewest messages. */
   crowdedRanks: number;
+  /** Scratch memory a communicator keeps between reductions (`scratch.ts`). */
+  scratchBytes: number;
 }
 
 const algorithmParam = (c: Collective, auto: string): ParamSpec => ({
@@ -117,6 +119,11 @@ export const TUNED_PARAMS = {
     65_536,
     'reduce_scatter: vector size (bytes) from which auto uses ring',
   ),
+  scratch_bytes: bytesParam(
+    8 * 1_048_576,
+    'scratch memory (bytes) each communicator keeps between reductions (allreduce, reduce, ' +
+      'reduce_scatter) instead of allocating it per call; larger needs are allocated per call',
+  ),
   crowded_ranks: {
     type: 'int',
     default: 5,
@@ -174,5 +181,6 @@ export function readDecisions(params: ParamRegistry): Decisions {
     alltoallSmall: readBytes(params, 'alltoall_small_bytes', 0),
     reduceScatterLarge: readBytes(params, 'reduce_scatter_large_bytes', 0),
     crowdedRanks: readBytes(params, 'crowded_ranks', 1),
+    scratchBytes: readBytes(params, 'scratch_bytes', 0),
   };
 }

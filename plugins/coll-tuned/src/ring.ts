@@ -1,5 +1,4 @@
 import type { CollComm, NumericArray, ReduceOp } from '@ssi/mpi';
-import { similarArray } from '@ssi/mpi';
 import { slice } from './buffers';
 import { swapOperands } from './exchange';
 import { splitUnit } from './split';
@@ -25,17 +24,29 @@ export interface RingBlocks {
   largest: number;
 }
 
+/** Where the ring's reduce-scatter reads this rank's operand and writes its partial blocks. */
+export interface RingBuffers {
+  /** This rank's operand (may be `acc`: in place). */
+  src: NumericArray;
+  /** Where combined blocks go; a block is read from here once it was combined. */
+  acc: NumericArray;
+  /** Receives the neighbour's block: at least the largest block's length. */
+  theirs: NumericArray;
+}
+
 /**
  * The ring's reduce-scatter over any blocks: n - 1 steps, in step s rank r passes its partial
  * block r + ends - 1 - s to the right and combines block r + ends - 2 - s from the left. Rank r
- * ends with block r + ends complete (allreduce: ends 1; reduce-scatter: ends 0, its own block).
- * Operands are combined in ring order: commutative operators only.
+ * ends with block r + ends complete in `acc` (allreduce: ends 1; reduce-scatter: ends 0, its own
+ * block). Every block but r + ends - 1 is combined once, from `src` into `acc`, and only then
+ * sent on: no copy of the operand into `acc` first. Operands are combined in ring order:
+ * commutative operators only.
  */
 export async function ringReduceScatterOf(
   comm: CollComm,
-  acc: NumericArray,
+  { src, acc, theirs }: RingBuffers,
   op: ReduceOp,
-  { block, largest }: RingBlocks,
+  { block }: RingBlocks,
   ends: number,
   tag: number,
 ): Promise<void> {
@@ -43,26 +54,24 @@ export async function ringReduceScatterOf(
   const n = c.size;
   const r = c.rank;
   const at = (j: number) => (((r + ends + j) % n) + n) % n;
-  const scratch = similarArray(acc, largest);
   for (let s = 0; s < n - 1; s++) {
-    const mine = block(acc, at(-2 - s));
-    const theirs = slice(scratch, 0, mine.length);
-    await swapOperands(comm, block(acc, at(-1 - s)), (r + 1) % n, theirs, (r - 1 + n) % n, tag);
-    op.apply(theirs, mine, mine);
+    // Step 0 sends a block nobody combined yet; later steps the one combined the step before.
+    const out = block(s === 0 ? src : acc, at(-1 - s));
+    const into = slice(theirs, 0, block(acc, at(-2 - s)).length);
+    await swapOperands(comm, out, (r + 1) % n, into, (r - 1 + n) % n, tag);
+    op.apply(into, block(src, at(-2 - s)), block(acc, at(-2 - s)));
   }
 }
 
 /**
  * The ring's reduce-scatter on the allreduce's equal blocks: rank r ends with block r + 1
- * complete.
+ * complete in `acc`.
  */
-export function ringReduceScatter(comm: CollComm, acc: NumericArray, op: ReduceOp): Promise<void> {
-  return ringReduceScatterOf(
-    comm,
-    acc,
-    op,
-    ringBlocks(acc, comm.coll.size, op),
-    1,
-    Tag.ALLREDUCE_SCATTER,
-  );
+export function ringReduceScatter(
+  comm: CollComm,
+  buffers: RingBuffers,
+  op: ReduceOp,
+  blocks: RingBlocks,
+): Promise<void> {
+  return ringReduceScatterOf(comm, buffers, op, blocks, 1, Tag.ALLREDUCE_SCATTER);
 }

@@ -77,6 +77,8 @@ export function decisions(
     alltoallSmall: 4,
     reduceScatterLarge: 64,
     crowdedRanks: 5,
+    // Kept between calls: every test's reductions after the first reuse a communicator's scratch.
+    scratchBytes: 1 << 20,
     ...sizes,
   };
 }
