@@ -74,14 +74,14 @@ function allreduceKind(d: Decisions, op: ReduceOp, bytes: number, crowded: boole
   return asked;
 }
 
-const ALLREDUCE: Record<AllreduceKind, TunedAllreduce> = {
-  recursive_doubling: allreduceRecursiveDoubling,
-  rabenseifner: allreduceRabenseifner,
-  ring: allreduceRing,
-  reduce_bcast: allreduceReduceBcast,
-};
-
 function chooseAllreduce(d: Decisions, crowded: boolean, store: ScratchStore): Allreduce {
+  const ALLREDUCE: Record<AllreduceKind, TunedAllreduce> = {
+    recursive_doubling: allreduceRecursiveDoubling,
+    rabenseifner: allreduceRabenseifner,
+    ring: (comm, send, recv, op, scratch) =>
+      allreduceRing(comm, send, recv, op, scratch, d.allreduceSegment),
+    reduce_bcast: allreduceReduceBcast,
+  };
   return (comm, send, recv: NumericArray, op) =>
     ALLREDUCE[allreduceKind(d, op, recv.byteLength, crowded)](comm, send, recv, op, store.of(comm));
 }

@@ -137,9 +137,17 @@ export const allreduceRabenseifner = onReceiveBuffer((comm, acc, op, memory) =>
  * time. Block j is combined in ring order starting after rank j, so this is only used for
  * built-in operators (commutative, and the vector may be cut: `split.ts`). Each block is
  * combined by one process and copied to the others: every rank gets the same bits. The operand
- * is read where it is: every block of `recv` is either combined into from it or received.
+ * is read where it is: every block of `recv` is either combined into from it or received. With
+ * `segmentBytes`, each reduce-scatter step travels in pieces combined as they arrive.
  */
-export const allreduceRing: TunedAllreduce = async (comm, send, recv, op, scratch = FRESH) => {
+export async function allreduceRing(
+  comm: CollComm,
+  send: NumericArray | null,
+  recv: NumericArray,
+  op: ReduceOp,
+  scratch: Scratch = FRESH,
+  segmentBytes = 0,
+): Promise<void> {
   const c = comm.coll;
   const n = c.size;
   const r = c.rank;
@@ -148,7 +156,7 @@ export const allreduceRing: TunedAllreduce = async (comm, send, recv, op, scratc
     return;
   }
   const acc = recv;
-  const blocks = ringBlocks(acc, n, op);
+  const blocks = ringBlocks(acc, n, op, segmentBytes);
   const theirs = scratch.like(acc, blocks.largest);
   await ringReduceScatter(comm, { src: send ?? acc, acc, theirs }, op, blocks);
   const { block } = blocks;
@@ -162,7 +170,7 @@ export const allreduceRing: TunedAllreduce = async (comm, send, recv, op, scratc
       Tag.ALLREDUCE_GATHER,
     );
   }
-};
+}
 
 /**
  * Binomial reduce to rank 0, then binomial bcast: 2 (n - 1) messages of the whole vector in

@@ -25,6 +25,8 @@ export interface Decisions {
   bcastSegment: number;
   /** allreduce: Rabenseifner or ring from this vector size on, recursive doubling below. */
   allreduceLarge: number;
+  /** allreduce: the ring's reduce-scatter steps travel in pieces of this size (0: whole). */
+  allreduceSegment: number;
   /** allgather: ring from this total (all blocks) size on, recursive doubling below. */
   allgatherLarge: number;
   /** alltoall: pairwise exchange from this block (per pair) size on, linear below. */
@@ -103,6 +105,11 @@ export const TUNED_PARAMS = {
     1_048_576,
     'allreduce: vector size (bytes) from which auto uses ring (built-in operators)',
   ),
+  allreduce_segment_bytes: bytesParam(
+    0,
+    "allreduce: the ring's reduce-scatter steps travel in pieces of this many bytes, each combined " +
+      'as it arrives while the rest travels (0: whole blocks)',
+  ),
   allgather_large_bytes: bytesParam(
     1_048_576,
     'allgather: total size of all blocks (bytes) from which auto uses ring',
@@ -176,6 +183,7 @@ export function readDecisions(params: ParamRegistry): Decisions {
     bcastLarge: readBytes(params, 'bcast_large_bytes', 0),
     bcastSegment: readBytes(params, 'bcast_segment_bytes', 1),
     allreduceLarge: readBytes(params, 'allreduce_large_bytes', 0),
+    allreduceSegment: readBytes(params, 'allreduce_segment_bytes', 0),
     allgatherLarge: readBytes(params, 'allgather_large_bytes', 0),
     alltoallLarge: readBytes(params, 'alltoall_large_bytes', 0),
     alltoallSmall: readBytes(params, 'alltoall_small_bytes', 0),

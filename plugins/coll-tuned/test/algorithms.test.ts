@@ -8,7 +8,7 @@ import type { CollActions } from '@ssi/mpi';
 import { MAXLOC, SUM } from '@ssi/mpi';
 import { type FakeComm, onEveryRank } from '@ssi/mpi/testing';
 import { describe, expect, it } from 'vitest';
-import { type Algorithms, actionsFor } from '../src/index';
+import { type Algorithms, actionsFor, type Decisions } from '../src/index';
 import { AFFINE, affineOf, bytesOf, decisions, foldAll, sumOperand } from './helpers/data';
 import { withStatuses } from './helpers/statuses';
 
@@ -17,7 +17,12 @@ const roots = (size: number) => [...new Set([0, 1 % size, Math.floor(size / 2), 
 const concat = (parts: Uint8Array[]) => Uint8Array.from(parts.flatMap((p) => Array.from(p)));
 
 /** Each configuration: one algorithm forced for its collective. */
-const FORCED: { label: string; forced: Partial<Algorithms>; crowded?: boolean }[] = [
+const FORCED: {
+  label: string;
+  forced: Partial<Algorithms>;
+  crowded?: boolean;
+  sizes?: Partial<Decisions>;
+}[] = [
   { label: 'auto', forced: {} },
   { label: 'auto, crowded', forced: {}, crowded: true },
   { label: 'barrier dissemination', forced: { barrier: 'dissemination' } },
@@ -29,6 +34,17 @@ const FORCED: { label: string; forced: Partial<Algorithms>; crowded?: boolean }[
   { label: 'allreduce recursive_doubling', forced: { allreduce: 'recursive_doubling' } },
   { label: 'allreduce rabenseifner', forced: { allreduce: 'rabenseifner' } },
   { label: 'allreduce ring', forced: { allreduce: 'ring' } },
+  // Pieces of 16 bytes: 2 float64 (a MAXLOC pair), so blocks of 40 elements travel in many.
+  {
+    label: 'allreduce ring in pieces',
+    forced: { allreduce: 'ring' },
+    sizes: { allreduceSegment: 16 },
+  },
+  {
+    label: 'allreduce ring, odd pieces',
+    forced: { allreduce: 'ring' },
+    sizes: { allreduceSegment: 24 },
+  },
   { label: 'allreduce reduce_bcast', forced: { allreduce: 'reduce_bcast' } },
   { label: 'reduce ring', forced: { reduce: 'ring' } },
   { label: 'reduce ring, allreduce ring', forced: { reduce: 'ring', allreduce: 'ring' } },
@@ -44,9 +60,9 @@ type Body = Parameters<typeof onEveryRank>[1];
 const on = (size: number, _actions: CollActions, body: Body) =>
   onEveryRank(size, (comm, rank) => body(withStatuses(comm), rank), 10_000);
 
-describe.each(FORCED)('$label', ({ forced, crowded }) => {
+describe.each(FORCED)('$label', ({ forced, crowded, sizes }) => {
   it.each(SIZES)('every collective on %i processes', async (size) => {
-    const a = actionsFor(size, decisions(forced), crowded);
+    const a = actionsFor(size, decisions(forced, sizes), crowded);
     await on(size, a, async (comm) => {
       for (let i = 0; i < 3; i++) await a.barrier!(comm);
     });

@@ -72,6 +72,7 @@ export function decisions(
     bcastLarge: 64,
     bcastSegment: 16,
     allreduceLarge: 64,
+    allreduceSegment: 0,
     allgatherLarge: 64,
     alltoallLarge: 8,
     alltoallSmall: 4,

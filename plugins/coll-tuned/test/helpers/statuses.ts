@@ -29,6 +29,10 @@ export function withStatuses(comm: CollComm, sent?: { bytes: number }): CollComm
       await inner.recv(into, source, tag);
       return full(into);
     },
+    irecv: (into: Into, source: number, tag: number) => {
+      const request = inner.irecv(into, source, tag);
+      return { wait: async () => (await request.wait(), full(into)) };
+    },
     sendrecv: async (...args: Parameters<CollComm['coll']['sendrecv']>) => {
       count(args[0]);
       await inner.sendrecv(...args);
