@@ -1,5 +1,10 @@
 import type { CollActions, CollComm, NumericArray, ReduceOp } from '@ssi/mpi';
-import { allgatherBruck, allgatherRecursiveDoubling, allgatherRing } from './allgather';
+import {
+  allgatherBruck,
+  allgatherGatherBcast,
+  allgatherRecursiveDoubling,
+  allgatherRing,
+} from './allgather';
 import {
   allreduceRabenseifner,
   allreduceRecursiveDoubling,
@@ -100,12 +105,16 @@ function chooseReduce(d: Decisions, store: ScratchStore): Reduce {
   };
 }
 
-function chooseAllgather(size: number, d: Decisions): Allgather {
+function chooseAllgather(size: number, d: Decisions, crowded: boolean): Allgather {
   // Recursive doubling needs a power of two; Bruck takes its place (log2 n rounds) elsewhere.
-  const small = isPowerOfTwo(size) ? allgatherRecursiveDoubling : allgatherBruck;
+  const doubling = isPowerOfTwo(size) ? allgatherRecursiveDoubling : allgatherBruck;
+  // Crowded: the fewest messages (gather + bcast: 2 (n - 1) instead of n log2 n).
+  const small = crowded ? allgatherGatherBcast : doubling;
   switch (d.algorithm.allgather) {
     case 'recursive_doubling':
-      return small;
+      return doubling;
+    case 'gather_bcast':
+      return allgatherGatherBcast;
     case 'bruck':
       return allgatherBruck;
     case 'ring':
@@ -187,7 +196,7 @@ export function actionsFor(size: number, d: Decisions, crowded = false): CollAct
     bcast: chooseBcast(size, d),
     reduce: chooseReduce(d, store),
     allreduce: chooseAllreduce(d, crowded, store),
-    allgather: chooseAllgather(size, d),
+    allgather: chooseAllgather(size, d, crowded),
     alltoall: chooseAlltoall(size, d),
     reduceScatter: chooseReduceScatter(d, store),
     // `auto` and `linear`: leave both out, so lam_basic's chain serves them.

@@ -7,7 +7,7 @@ export const ALGORITHM_CHOICES = {
   bcast: ['auto', 'binomial', 'scatter_allgather', 'chain'],
   allreduce: ['auto', 'recursive_doubling', 'rabenseifner', 'ring', 'reduce_bcast'],
   reduce: ['auto', 'binomial', 'ring'],
-  allgather: ['auto', 'recursive_doubling', 'bruck', 'ring'],
+  allgather: ['auto', 'recursive_doubling', 'bruck', 'ring', 'gather_bcast'],
   alltoall: ['auto', 'linear', 'pairwise', 'bruck'],
   reduce_scatter: ['auto', 'recursive_halving', 'ring', 'recursive_doubling'],
   scan: ['auto', 'recursive_doubling', 'linear'],
@@ -76,8 +76,8 @@ export const TUNED_PARAMS = {
   ),
   allgather_algorithm: algorithmParam(
     'allgather',
-    'below allgather_large_bytes recursive_doubling on a power-of-two size, else bruck; from it ring ' +
-      '(recursive_doubling forced on other sizes: bruck)',
+    'below allgather_large_bytes recursive_doubling on a power-of-two size, else bruck ' +
+      '(gather_bcast when crowded); from it ring (recursive_doubling forced on other sizes: bruck)',
   ),
   alltoall_algorithm: algorithmParam(
     'alltoall',

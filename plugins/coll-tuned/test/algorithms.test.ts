@@ -51,6 +51,7 @@ const FORCED: {
   { label: 'allgather recursive_doubling', forced: { allgather: 'recursive_doubling' } },
   { label: 'allgather bruck', forced: { allgather: 'bruck' } },
   { label: 'allgather ring', forced: { allgather: 'ring' } },
+  { label: 'allgather gather_bcast', forced: { allgather: 'gather_bcast' } },
   { label: 'alltoall linear', forced: { alltoall: 'linear' } },
   { label: 'alltoall pairwise', forced: { alltoall: 'pairwise' } },
   { label: 'alltoall bruck', forced: { alltoall: 'bruck' } },
@@ -239,6 +240,15 @@ describe('the parameter chooses the algorithm (message counts tell them apart)',
     expect(await count('ring', 4)).toBe(7);
     expect(await count('auto', 4)).toBe(3); // 32 bytes < 64
     expect(await count('auto', 8)).toBe(7); // 64 bytes
+  });
+
+  it('allgather gather_bcast on 8: 2 (n - 1) messages, rank 0 only bcasts; auto when crowded', async () => {
+    const sends = (a: ReturnType<typeof actionsFor>) =>
+      sendsOf(8, (c) => a.allgather!(c, new Uint8Array(4), new Uint8Array(32)));
+    const forced = await sends(actionsFor(8, decisions({ allgather: 'gather_bcast' })));
+    expect(forced.reduce((x, y) => x + y, 0)).toBe(14);
+    expect(forced[0]).toBe(3);
+    expect(await sends(actionsFor(8, decisions(), true))).toEqual(forced);
   });
 
   it('auto allreduce: recursive doubling below allreduce_large_bytes, the ring at it', async () => {
