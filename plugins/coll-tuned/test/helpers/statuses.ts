@@ -31,7 +31,11 @@ export function withStatuses(comm: CollComm, sent?: { bytes: number }): CollComm
     },
     irecv: (into: Into, source: number, tag: number) => {
       const request = inner.irecv(into, source, tag);
-      return { wait: async () => (await request.wait(), full(into)) };
+      const wait = async () => {
+        await request.wait();
+        return full(into);
+      };
+      return { wait };
     },
     sendrecv: async (...args: Parameters<CollComm['coll']['sendrecv']>) => {
       count(args[0]);
