@@ -135,6 +135,18 @@ describe('npm install @ssi/recommended, from packed tarballs, in an empty projec
     expect(lines).toEqual([0, 1, 2, 3].map((i) => `[${i}] hello from ${i} of 4, sum 10`));
   });
 
+  it('serves the world with tuned by default, lam_basic filling in', () => {
+    const r = mustRun(
+      'npx',
+      ['--no-install', 'mpirun', '-np', '2', '--ssi', 'coll_verbose', '10', 'hello.mjs'],
+      project,
+      120_000,
+    );
+    const output = r.stdout + r.stderr;
+    expect(output).toContain('hello from 1 of 2, sum 3');
+    expect(output).toMatch(/COMM_WORLD: coll module tuned, missing functions from lam_basic/);
+  });
+
   it('runs the root README\'s headline: a TypeScript app.ts, crtcp and cr self, no "type": "module"', () => {
     const readme = readFileSync(join(repo, 'README.md'), 'utf8');
     const headline = 'npx mpirun -np 4 --ssi rpi crtcp --ssi cr self app.ts';
@@ -145,11 +157,12 @@ describe('npm install @ssi/recommended, from packed tarballs, in an empty projec
     expect(lines).toEqual([0, 1, 2, 3].map((i) => `[${i}] hello from ${i} of 4, sum 10`));
   });
 
-  it('has every default module: laminfo lists tcp, crtcp, lam_basic, rsh, tm, slurm, self', () => {
+  it('has every default module: laminfo lists tcp, crtcp, tuned, lam_basic, rsh, tm, slurm, self', () => {
     const r = mustRun('npx', ['--no-install', 'laminfo'], project);
     for (const [type, name] of [
       ['rpi', 'tcp'],
       ['rpi', 'crtcp'],
+      ['coll', 'tuned'],
       ['coll', 'lam_basic'],
       ['boot', 'rsh'],
       ['boot', 'tm'],

@@ -1,10 +1,16 @@
 import type { CollActions, CollComm, NumericArray, ReduceOp } from '@ssi/mpi';
-import { allgatherBruck, allgatherRecursiveDoubling, allgatherRing } from './allgather';
+import {
+  allgatherBruck,
+  allgatherGatherBcast,
+  allgatherRecursiveDoubling,
+  allgatherRing,
+} from './allgather';
 import {
   allreduceRabenseifner,
   allreduceRecursiveDoubling,
   allreduceReduceBcast,
   allreduceRing,
+  type TunedAllreduce,
 } from './allreduce';
 import { alltoallBruck, alltoallLinear, alltoallPairwise } from './alltoall';
 import { barrierDissemination, barrierRecursiveDoubling, barrierTree } from './barrier';
@@ -18,6 +24,7 @@ import {
   reduceScatterRing,
 } from './reduce-scatter';
 import { exscanRecursiveDoubling, scanRecursiveDoubling } from './scan';
+import { ScratchStore } from './scratch';
 import { splitUnit } from './split';
 import { isPowerOfTwo } from './virtual';
 
@@ -72,16 +79,16 @@ function allreduceKind(d: Decisions, op: ReduceOp, bytes: number, crowded: boole
   return asked;
 }
 
-const ALLREDUCE: Record<AllreduceKind, Allreduce> = {
-  recursive_doubling: allreduceRecursiveDoubling,
-  rabenseifner: allreduceRabenseifner,
-  ring: allreduceRing,
-  reduce_bcast: allreduceReduceBcast,
-};
-
-function chooseAllreduce(d: Decisions, crowded: boolean): Allreduce {
+function chooseAllreduce(d: Decisions, crowded: boolean, store: ScratchStore): Allreduce {
+  const ALLREDUCE: Record<AllreduceKind, TunedAllreduce> = {
+    recursive_doubling: allreduceRecursiveDoubling,
+    rabenseifner: allreduceRabenseifner,
+    ring: (comm, send, recv, op, scratch) =>
+      allreduceRing(comm, send, recv, op, scratch, d.allreduceSegment),
+    reduce_bcast: allreduceReduceBcast,
+  };
   return (comm, send, recv: NumericArray, op) =>
-    ALLREDUCE[allreduceKind(d, op, recv.byteLength, crowded)](comm, send, recv, op);
+    ALLREDUCE[allreduceKind(d, op, recv.byteLength, crowded)](comm, send, recv, op, store.of(comm));
 }
 
 /**
@@ -90,20 +97,24 @@ function chooseAllreduce(d: Decisions, crowded: boolean): Allreduce {
  * gather to the root (the ring allreduce's association; built-in operators only). The ring
  * measured 1.3x slower than the tree at 4 MiB on 8 ranks, so `auto` keeps the tree.
  */
-function chooseReduce(d: Decisions): Reduce {
-  if (d.algorithm.reduce !== 'ring') return reduceBinomial;
+function chooseReduce(d: Decisions, store: ScratchStore): Reduce {
+  const ring = d.algorithm.reduce === 'ring';
   return (comm, send, recv, op, root) => {
-    const cuttable = splitUnit(op) > 0 && op.commutative;
-    return (cuttable ? reduceRing : reduceBinomial)(comm, send, recv, op, root);
+    const cuttable = ring && splitUnit(op) > 0 && op.commutative;
+    return (cuttable ? reduceRing : reduceBinomial)(comm, send, recv, op, root, store.of(comm));
   };
 }
 
-function chooseAllgather(size: number, d: Decisions): Allgather {
+function chooseAllgather(size: number, d: Decisions, crowded: boolean): Allgather {
   // Recursive doubling needs a power of two; Bruck takes its place (log2 n rounds) elsewhere.
-  const small = isPowerOfTwo(size) ? allgatherRecursiveDoubling : allgatherBruck;
+  const doubling = isPowerOfTwo(size) ? allgatherRecursiveDoubling : allgatherBruck;
+  // Crowded: the fewest messages (gather + bcast: 2 (n - 1) instead of n log2 n).
+  const small = crowded ? allgatherGatherBcast : doubling;
   switch (d.algorithm.allgather) {
     case 'recursive_doubling':
-      return small;
+      return doubling;
+    case 'gather_bcast':
+      return allgatherGatherBcast;
     case 'bruck':
       return allgatherBruck;
     case 'ring':
@@ -160,12 +171,12 @@ const REDUCE_SCATTER: Record<ReduceScatterKind, ReduceScatter> = {
   recursive_doubling: reduceScatterRecursiveDoubling,
 };
 
-function chooseReduceScatter(d: Decisions): ReduceScatter {
+function chooseReduceScatter(d: Decisions, store: ScratchStore): ReduceScatter {
   return (comm, send, recv, counts, op) => {
     const operand = send ?? recv;
     const bytes = counts.reduce((a, b) => a + b, 0) * operand.BYTES_PER_ELEMENT;
     const kind = reduceScatterKind(d, op, counts, bytes);
-    return REDUCE_SCATTER[kind](comm, send, recv, counts, op);
+    return REDUCE_SCATTER[kind](comm, send, recv, counts, op, store.of(comm));
   };
 }
 
@@ -179,14 +190,15 @@ function chooseReduceScatter(d: Decisions): ReduceScatter {
  */
 export function actionsFor(size: number, d: Decisions, crowded = false): CollActions {
   const barrier = d.algorithm.barrier;
+  const store = new ScratchStore(d.scratchBytes);
   return {
     barrier: BARRIER[barrier === 'auto' ? (crowded ? 'tree' : 'dissemination') : barrier],
     bcast: chooseBcast(size, d),
-    reduce: chooseReduce(d),
-    allreduce: chooseAllreduce(d, crowded),
-    allgather: chooseAllgather(size, d),
+    reduce: chooseReduce(d, store),
+    allreduce: chooseAllreduce(d, crowded, store),
+    allgather: chooseAllgather(size, d, crowded),
     alltoall: chooseAlltoall(size, d),
-    reduceScatter: chooseReduceScatter(d),
+    reduceScatter: chooseReduceScatter(d, store),
     // `auto` and `linear`: leave both out, so lam_basic's chain serves them.
     ...(d.algorithm.scan === 'recursive_doubling'
       ? { scan: scanRecursiveDoubling, exscan: exscanRecursiveDoubling }

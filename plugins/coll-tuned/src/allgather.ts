@@ -1,4 +1,5 @@
 import type { CollComm } from '@ssi/mpi';
+import { bcastBinomial } from './bcast';
 import { blockOf } from './buffers';
 import { Tag } from './tags';
 
@@ -94,4 +95,33 @@ export async function allgatherBruck(
   const split = (n - c.rank) * block;
   recv.set(have.subarray(0, split), c.rank * block);
   recv.set(have.subarray(split), 0);
+}
+
+/**
+ * Gather + bcast, for crowded nodes: a binomial gather of the blocks to rank 0 (rank p collects
+ * the blocks of its subtree, ranks [p, p + lowest bit of p), and hands them up as one message),
+ * then the binomial bcast of the whole. 2 (n - 1) messages in 2 ceil(log2 n) latencies, where
+ * recursive doubling and Bruck send n log2 n: the better trade when processes outnumber cores
+ * (lam_basic's allgather is a gather and a bcast too).
+ */
+export async function allgatherGatherBcast(
+  comm: CollComm,
+  send: Uint8Array | null,
+  recv: Uint8Array,
+): Promise<void> {
+  placeOwn(comm, send, recv);
+  const c = comm.coll;
+  const n = c.size;
+  if (n === 1) return;
+  const block = recv.length / n;
+  const run = (from: number, to: number) => recv.subarray(from * block, Math.min(to, n) * block);
+  const p = c.rank;
+  const span = p === 0 ? n : p & -p;
+  const arrivals = [];
+  for (let m = 1; m < span && p + m < n; m *= 2) {
+    arrivals.push(c.irecv(run(p + m, p + 2 * m), p + m, Tag.ALLGATHER).wait());
+  }
+  await Promise.all(arrivals);
+  if (p !== 0) await c.send(run(p, p + span), p - span, Tag.ALLGATHER);
+  await bcastBinomial(comm, recv, 0);
 }

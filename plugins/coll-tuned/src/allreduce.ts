@@ -1,30 +1,34 @@
 import type { CollComm, NumericArray, ReduceOp } from '@ssi/mpi';
-import { similarArray } from '@ssi/mpi';
 import { bcastBinomial } from './bcast';
 import { slice } from './buffers';
 import { recvOperand, swapOperands } from './exchange';
 import { foldExtras, reduceBinomial } from './reduce';
 import { ringBlocks, ringReduceScatter } from './ring';
+import { FRESH, type Scratch } from './scratch';
 import { splitUnit } from './split';
 import { Tag } from './tags';
 import { realOf, virtualOf } from './virtual';
 
 /** An allreduce whose operand is already in `acc` (the receive buffer). */
-type InPlace = (comm: CollComm, acc: NumericArray, op: ReduceOp) => Promise<void>;
+type InPlace = (comm: CollComm, acc: NumericArray, op: ReduceOp, scratch: Scratch) => Promise<void>;
+
+/** An allreduce as tuned runs it: the action's arguments and the communicator's scratch. */
+export type TunedAllreduce = (
+  comm: CollComm,
+  send: NumericArray | null,
+  recv: NumericArray,
+  op: ReduceOp,
+  scratch?: Scratch,
+) => Promise<void>;
 
 /** Rounds `count` elements down to whole units of `op` (`split.ts`). */
 const inUnits = (count: number, unit: number) => count - (count % unit);
 
 /** Copies the operand into `recv` (unless in place) and runs `body` there. */
-export function onReceiveBuffer(body: InPlace) {
-  return async (
-    comm: CollComm,
-    send: NumericArray | null,
-    recv: NumericArray,
-    op: ReduceOp,
-  ): Promise<void> => {
+export function onReceiveBuffer(body: InPlace): TunedAllreduce {
+  return async (comm, send, recv, op, scratch = FRESH) => {
     if (send !== null) recv.set(send as never);
-    if (comm.coll.size > 1) await body(comm, recv, op);
+    if (comm.coll.size > 1) await body(comm, recv, op, scratch);
   };
 }
 
@@ -42,10 +46,11 @@ async function withExtrasFolded(
   comm: CollComm,
   acc: NumericArray,
   op: ReduceOp,
+  memory: Scratch,
   body: (v: number, p: number, rem: number, scratch: NumericArray) => Promise<void>,
 ): Promise<void> {
   const c = comm.coll;
-  const scratch = similarArray(acc);
+  const scratch = memory.like(acc);
   const { p, rem } = virtualOf(c.rank, c.size);
   const v = await foldExtras(comm, acc, () => scratch, op, Tag.ALLREDUCE);
   if (v < 0) {
@@ -60,8 +65,8 @@ async function withExtrasFolded(
  * Recursive doubling: virtual rank v swaps its whole vector with v ^ 2^k in round k and combines,
  * lower rank first. log2(p) latencies, the best for small vectors. Rank order is kept.
  */
-export const allreduceRecursiveDoubling = onReceiveBuffer((comm, acc, op) =>
-  withExtrasFolded(comm, acc, op, async (v, p, rem, scratch) => {
+export const allreduceRecursiveDoubling = onReceiveBuffer((comm, acc, op, memory) =>
+  withExtrasFolded(comm, acc, op, memory, async (v, p, rem, scratch) => {
     for (let mask = 1; mask < p; mask *= 2) {
       const partner = v ^ mask;
       const peer = realOf(partner, rem);
@@ -85,8 +90,8 @@ interface HalvingStep {
  * association as recursive doubling, rank order kept. Built-in operators only: the vector is cut
  * (`split.ts`).
  */
-export const allreduceRabenseifner = onReceiveBuffer((comm, acc, op) =>
-  withExtrasFolded(comm, acc, op, async (v, p, rem, scratch) => {
+export const allreduceRabenseifner = onReceiveBuffer((comm, acc, op, memory) =>
+  withExtrasFolded(comm, acc, op, memory, async (v, p, rem, scratch) => {
     const steps: HalvingStep[] = [];
     let lo = 0;
     let hi = acc.length;
@@ -131,14 +136,30 @@ export const allreduceRabenseifner = onReceiveBuffer((comm, acc, op) =>
  * allgather; every process sends about 2 (n-1)/n of the vector, never more than one block at a
  * time. Block j is combined in ring order starting after rank j, so this is only used for
  * built-in operators (commutative, and the vector may be cut: `split.ts`). Each block is
- * combined by one process and copied to the others: every rank gets the same bits.
+ * combined by one process and copied to the others: every rank gets the same bits. The operand
+ * is read where it is: every block of `recv` is either combined into from it or received. With
+ * `segmentBytes`, each reduce-scatter step travels in pieces combined as they arrive.
  */
-export const allreduceRing = onReceiveBuffer(async (comm, acc, op) => {
+export async function allreduceRing(
+  comm: CollComm,
+  send: NumericArray | null,
+  recv: NumericArray,
+  op: ReduceOp,
+  scratch: Scratch = FRESH,
+  segmentBytes = 0,
+): Promise<void> {
   const c = comm.coll;
   const n = c.size;
   const r = c.rank;
-  await ringReduceScatter(comm, acc, op);
-  const { block } = ringBlocks(acc, n, op);
+  if (n === 1) {
+    if (send !== null) recv.set(send as never);
+    return;
+  }
+  const acc = recv;
+  const blocks = ringBlocks(acc, n, op, segmentBytes);
+  const theirs = scratch.like(acc, blocks.largest);
+  await ringReduceScatter(comm, { src: send ?? acc, acc, theirs }, op, blocks);
+  const { block } = blocks;
   for (let s = 0; s < n - 1; s++) {
     await swapOperands(
       comm,
@@ -149,7 +170,7 @@ export const allreduceRing = onReceiveBuffer(async (comm, acc, op) => {
       Tag.ALLREDUCE_GATHER,
     );
   }
-});
+}
 
 /**
  * Binomial reduce to rank 0, then binomial bcast: 2 (n - 1) messages of the whole vector in
@@ -157,15 +178,16 @@ export const allreduceRing = onReceiveBuffer(async (comm, acc, op) => {
  * the better trade when processes outnumber cores. The reduce is `reduceBinomial`, so operands
  * combine in recursive doubling's association (rank order, the same bits as `reduce`).
  */
-export async function allreduceReduceBcast(
-  comm: CollComm,
-  send: NumericArray | null,
-  recv: NumericArray,
-  op: ReduceOp,
-): Promise<void> {
+export const allreduceReduceBcast: TunedAllreduce = async (
+  comm,
+  send,
+  recv,
+  op,
+  scratch = FRESH,
+) => {
   const root = comm.coll.rank === 0;
   // In place the operand is in `recv`; only rank 0 accumulates there.
-  if (root) await reduceBinomial(comm, send, recv, op, 0);
-  else await reduceBinomial(comm, send ?? recv, null, op, 0);
+  if (root) await reduceBinomial(comm, send, recv, op, 0, scratch);
+  else await reduceBinomial(comm, send ?? recv, null, op, 0, scratch);
   await bcastBinomial(comm, new Uint8Array(recv.buffer, recv.byteOffset, recv.byteLength), 0);
-}
+};

@@ -6,7 +6,9 @@ import { Tag } from './tags';
  * Pairwise exchange: in step k rank r sends its block for r + k and receives the block of
  * r - k, one pair at a time. n - 1 steps; each process has one message in each direction in
  * flight, so large blocks do not compete for the links (and memory) all at once. In place
- * (`send === null`) the blocks to send are read from a copy.
+ * (`send === null`) the blocks to send are read from a copy. The own block is copied while the
+ * first exchange travels (before it, the copy delayed every step: 1 MiB blocks on 2 ranks took
+ * 0.70-1.21 ms against lam_basic's 0.43-1.14).
  */
 export async function alltoallPairwise(
   comm: CollComm,
@@ -16,11 +18,10 @@ export async function alltoallPairwise(
   const c = comm.coll;
   const n = c.size;
   const src = send ?? recv.slice();
-  blockOf(recv, c.rank, n).set(blockOf(src, c.rank, n));
   for (let k = 1; k < n; k++) {
     const to = (c.rank + k) % n;
     const from = (c.rank - k + n) % n;
-    await c.sendrecv(
+    const exchange = c.sendrecv(
       blockOf(src, to, n),
       to,
       Tag.ALLTOALL,
@@ -28,7 +29,10 @@ export async function alltoallPairwise(
       from,
       Tag.ALLTOALL,
     );
+    if (k === 1) blockOf(recv, c.rank, n).set(blockOf(src, c.rank, n));
+    await exchange;
   }
+  if (n === 1) blockOf(recv, 0, 1).set(blockOf(src, 0, 1));
 }
 
 /**

@@ -7,7 +7,7 @@ export const ALGORITHM_CHOICES = {
   bcast: ['auto', 'binomial', 'scatter_allgather', 'chain'],
   allreduce: ['auto', 'recursive_doubling', 'rabenseifner', 'ring', 'reduce_bcast'],
   reduce: ['auto', 'binomial', 'ring'],
-  allgather: ['auto', 'recursive_doubling', 'bruck', 'ring'],
+  allgather: ['auto', 'recursive_doubling', 'bruck', 'ring', 'gather_bcast'],
   alltoall: ['auto', 'linear', 'pairwise', 'bruck'],
   reduce_scatter: ['auto', 'recursive_halving', 'ring', 'recursive_doubling'],
   scan: ['auto', 'recursive_doubling', 'linear'],
@@ -25,6 +25,8 @@ export interface Decisions {
   bcastSegment: number;
   /** allreduce: Rabenseifner or ring from this vector size on, recursive doubling below. */
   allreduceLarge: number;
+  /** allreduce: the ring's reduce-scatter steps travel in pieces of this size (0: whole). */
+  allreduceSegment: number;
   /** allgather: ring from this total (all blocks) size on, recursive doubling below. */
   allgatherLarge: number;
   /** alltoall: pairwise exchange from this block (per pair) size on, linear below. */
@@ -35,6 +37,8 @@ export interface Decisions {
   reduceScatterLarge: number;
   /** Ranks on one node from which `auto` takes the algorithms with the fewest messages. */
   crowdedRanks: number;
+  /** Scratch memory a communicator keeps between reductions (`scratch.ts`). */
+  scratchBytes: number;
 }
 
 const algorithmParam = (c: Collective, auto: string): ParamSpec => ({
@@ -72,8 +76,8 @@ export const TUNED_PARAMS = {
   ),
   allgather_algorithm: algorithmParam(
     'allgather',
-    'below allgather_large_bytes recursive_doubling on a power-of-two size, else bruck; from it ring ' +
-      '(recursive_doubling forced on other sizes: bruck)',
+    'below allgather_large_bytes recursive_doubling on a power-of-two size, else bruck ' +
+      '(gather_bcast when crowded); from it ring (recursive_doubling forced on other sizes: bruck)',
   ),
   alltoall_algorithm: algorithmParam(
     'alltoall',
@@ -101,13 +105,21 @@ export const TUNED_PARAMS = {
     1_048_576,
     'allreduce: vector size (bytes) from which auto uses ring (built-in operators)',
   ),
+  allreduce_segment_bytes: bytesParam(
+    0,
+    "allreduce: the ring's reduce-scatter steps travel in pieces of this many bytes, each combined " +
+      'as it arrives while the rest travels (0: whole blocks)',
+  ),
   allgather_large_bytes: bytesParam(
     1_048_576,
     'allgather: total size of all blocks (bytes) from which auto uses ring',
   ),
+  // Linear measured faster than or equal to pairwise at 64 KiB and 1 MiB per pair on 2-8 ranks
+  // of one node (1 MiB on 4 ranks: 2.5-3.2 ms against 3.4-4.0): off by default.
   alltoall_large_bytes: bytesParam(
-    1_048_576,
-    'alltoall: block size per pair (bytes) from which auto uses pairwise',
+    1 << 30,
+    'alltoall: block size per pair (bytes) from which auto uses pairwise (default 1 GiB: linear, ' +
+      'measured faster on one node; lower it where many large messages at once congest the links)',
   ),
   alltoall_small_bytes: bytesParam(
     256,
@@ -116,6 +128,11 @@ export const TUNED_PARAMS = {
   reduce_scatter_large_bytes: bytesParam(
     65_536,
     'reduce_scatter: vector size (bytes) from which auto uses ring',
+  ),
+  scratch_bytes: bytesParam(
+    8 * 1_048_576,
+    'scratch memory (bytes) each communicator keeps between reductions (allreduce, reduce, ' +
+      'reduce_scatter) instead of allocating it per call; larger needs are allocated per call',
   ),
   crowded_ranks: {
     type: 'int',
@@ -169,10 +186,12 @@ export function readDecisions(params: ParamRegistry): Decisions {
     bcastLarge: readBytes(params, 'bcast_large_bytes', 0),
     bcastSegment: readBytes(params, 'bcast_segment_bytes', 1),
     allreduceLarge: readBytes(params, 'allreduce_large_bytes', 0),
+    allreduceSegment: readBytes(params, 'allreduce_segment_bytes', 0),
     allgatherLarge: readBytes(params, 'allgather_large_bytes', 0),
     alltoallLarge: readBytes(params, 'alltoall_large_bytes', 0),
     alltoallSmall: readBytes(params, 'alltoall_small_bytes', 0),
     reduceScatterLarge: readBytes(params, 'reduce_scatter_large_bytes', 0),
     crowdedRanks: readBytes(params, 'crowded_ranks', 1),
+    scratchBytes: readBytes(params, 'scratch_bytes', 0),
   };
 }

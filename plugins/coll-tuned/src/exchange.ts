@@ -7,7 +7,7 @@ import { ErrorClass, MpiError } from '@ssi/mpi';
  * it is an error here, on the rank that received it (the others then fail or time out, as with
  * lam_basic, instead of some ranks returning a wrong "result").
  */
-function checkLength(comm: CollComm, got: number, into: NumericArray, source: number): void {
+export function checkLength(comm: CollComm, got: number, into: NumericArray, source: number): void {
   if (got !== into.byteLength) {
     throw new MpiError(
       ErrorClass.ERR_TRUNCATE,

@@ -1,10 +1,11 @@
 import type { CollComm, NumericArray, ReduceOp } from '@ssi/mpi';
-import { copyOfArray, similarArray } from '@ssi/mpi';
+import { similarArray } from '@ssi/mpi';
 import { allreduceRecursiveDoubling } from './allreduce';
 import { slice } from './buffers';
 import { recvOperand, swapOperands } from './exchange';
 import { foldExtras } from './reduce';
 import { type RingBlocks, ringReduceScatterOf } from './ring';
+import { FRESH, type Scratch } from './scratch';
 import { Tag } from './tags';
 import { realOf, virtualOf } from './virtual';
 
@@ -14,6 +15,7 @@ export type ReduceScatter = (
   recv: NumericArray,
   counts: readonly number[],
   op: ReduceOp,
+  scratch?: Scratch,
 ) => Promise<void>;
 
 /** Where each rank's block starts in the whole vector; offsets[size] is its length. */
@@ -46,16 +48,18 @@ export const reduceScatterRecursiveHalving: ReduceScatter = async (
   recv,
   counts,
   op,
+  memory = FRESH,
 ) => {
   const c = comm.coll;
   const offsets = offsetsOf(counts);
-  const acc = copyOfArray(inputOf(send, recv, offsets[c.size]!));
+  const input = inputOf(send, recv, offsets[c.size]!);
+  const [acc, spare] = memory.arrays(input, input.length, input.length) as [
+    NumericArray,
+    NumericArray,
+  ];
+  acc.set(input as never);
   const { p, rem } = virtualOf(c.rank, c.size);
-  let spare: NumericArray | undefined;
-  const scratch = () => {
-    spare ??= similarArray(acc);
-    return spare;
-  };
+  const scratch = () => spare;
   const v = await foldExtras(comm, acc, scratch, op, Tag.REDUCE_SCATTER);
   if (v < 0) {
     await recvOperand(comm, slice(recv, 0, counts[c.rank]!), c.rank - 1, Tag.REDUCE_SCATTER);
@@ -92,14 +96,28 @@ export const reduceScatterRecursiveHalving: ReduceScatter = async (
  * block each way; rank r ends with its own block. Each process sends (n - 1)/n of the vector,
  * one block at a time: for large vectors on sizes that are not a power of two.
  */
-export const reduceScatterRing: ReduceScatter = async (comm, send, recv, counts, op) => {
+export const reduceScatterRing: ReduceScatter = async (
+  comm,
+  send,
+  recv,
+  counts,
+  op,
+  scratch = FRESH,
+) => {
   const offsets = offsetsOf(counts);
-  const acc = copyOfArray(inputOf(send, recv, offsets[comm.coll.size]!));
+  const src = inputOf(send, recv, offsets[comm.coll.size]!);
   const blocks: RingBlocks = {
     block: (a, j) => slice(a, offsets[j]!, offsets[j + 1]!),
     largest: Math.max(0, ...counts),
   };
-  await ringReduceScatterOf(comm, acc, op, blocks, 0, Tag.REDUCE_SCATTER);
+  // One process: its operand is the result.
+  if (comm.coll.size === 1) return keep(recv, blocks.block(src, 0));
+  // The partial blocks go to scratch (in place, `recv` is the operand until the end).
+  const [acc, theirs] = scratch.arrays(src, src.length, blocks.largest) as [
+    NumericArray,
+    NumericArray,
+  ];
+  await ringReduceScatterOf(comm, { src, acc, theirs }, op, blocks, 0, Tag.REDUCE_SCATTER);
   keep(recv, blocks.block(acc, comm.coll.rank));
 };
 
@@ -114,10 +132,12 @@ export const reduceScatterRecursiveDoubling: ReduceScatter = async (
   recv,
   counts,
   op,
+  scratch = FRESH,
 ) => {
   const offsets = offsetsOf(counts);
   const total = offsets[comm.coll.size]!;
+  // Not from `scratch`: the allreduce takes its own scratch from there.
   const whole = send === null ? slice(recv, 0, total) : similarArray(send, total);
-  await allreduceRecursiveDoubling(comm, send, whole, op);
+  await allreduceRecursiveDoubling(comm, send, whole, op, scratch);
   keep(recv, slice(whole, offsets[comm.coll.rank]!, offsets[comm.coll.rank + 1]!));
 };

@@ -1,7 +1,7 @@
 import type { CollComm, NumericArray, ReduceOp } from '@ssi/mpi';
-import { copyOfArray, similarArray } from '@ssi/mpi';
 import { recvOperand } from './exchange';
 import { ringBlocks, ringReduceScatter } from './ring';
+import { FRESH, type Scratch } from './scratch';
 import { Tag } from './tags';
 import { realOf, virtualOf } from './virtual';
 
@@ -32,16 +32,24 @@ export async function foldExtras(
 
 /**
  * Where a reduce accumulates: the root in its receive buffer (its operand copied in unless in
- * place), everybody else in a copy of its operand.
+ * place), everybody else in a copy of its operand (in scratch); `spare` receives operands.
  */
 function accumulator(
   send: NumericArray | null,
   recv: NumericArray | null,
   isRoot: boolean,
-): NumericArray {
-  if (!isRoot) return copyOfArray(send!);
-  if (send !== null) recv!.set(send as never);
-  return recv!;
+  scratch: Scratch,
+): { acc: NumericArray; spare: () => NumericArray } {
+  if (isRoot) {
+    if (send !== null) recv!.set(send as never);
+    return { acc: recv!, spare: () => scratch.like(recv!) };
+  }
+  const [acc, spare] = scratch.arrays(send!, send!.length, send!.length) as [
+    NumericArray,
+    NumericArray,
+  ];
+  acc.set(send! as never);
+  return { acc, spare: () => spare };
 }
 
 /**
@@ -58,15 +66,19 @@ export async function reduceBinomial(
   recv: NumericArray | null,
   op: ReduceOp,
   root: number,
+  memory: Scratch = FRESH,
 ): Promise<void> {
   const c = comm.coll;
   const isRoot = c.rank === root;
-  const acc = accumulator(send, recv, isRoot);
-  if (c.size === 1) return;
-  let spare: NumericArray | undefined;
+  if (c.size === 1) {
+    if (isRoot && send !== null) recv!.set(send as never);
+    return;
+  }
+  const { acc, spare } = accumulator(send, recv, isRoot, memory);
+  let kept: NumericArray | undefined;
   const scratch = () => {
-    spare ??= similarArray(acc);
-    return spare;
+    kept ??= spare();
+    return kept;
   };
   const { p, rem } = virtualOf(c.rank, c.size);
   const v = await foldExtras(comm, acc, scratch, op, Tag.REDUCE);
@@ -91,7 +103,8 @@ export async function reduceBinomial(
 /**
  * Ring reduce: the ring allreduce's reduce-scatter, then every rank sends its complete block to
  * the root. Used exactly where allreduce uses the ring (same blocks, same association), so that
- * reduce and allreduce give the same bits for the same operands.
+ * reduce and allreduce give the same bits for the same operands. The root accumulates in its
+ * receive buffer, the others in scratch; the operand is read where it is.
  */
 export async function reduceRing(
   comm: CollComm,
@@ -99,13 +112,23 @@ export async function reduceRing(
   recv: NumericArray | null,
   op: ReduceOp,
   root: number,
+  scratch: Scratch = FRESH,
 ): Promise<void> {
   const c = comm.coll;
   const isRoot = c.rank === root;
-  const acc = accumulator(send, recv, isRoot);
-  if (c.size === 1) return;
-  await ringReduceScatter(comm, acc, op);
-  const { block } = ringBlocks(acc, c.size, op);
+  if (c.size === 1) {
+    if (isRoot && send !== null) recv!.set(send as never);
+    return;
+  }
+  const src = send ?? recv!;
+  const blocks = ringBlocks(src, c.size, op);
+  const [acc, theirs] = (
+    isRoot
+      ? [recv!, scratch.like(src, blocks.largest)]
+      : scratch.arrays(src, src.length, blocks.largest)
+  ) as [NumericArray, NumericArray];
+  await ringReduceScatter(comm, { src, acc, theirs }, op, blocks);
+  const { block } = blocks;
   const mine = (c.rank + 1) % c.size;
   if (!isRoot) {
     await c.send(block(acc, mine), root, Tag.REDUCE);

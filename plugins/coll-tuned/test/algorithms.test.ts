@@ -8,7 +8,7 @@ import type { CollActions } from '@ssi/mpi';
 import { MAXLOC, SUM } from '@ssi/mpi';
 import { type FakeComm, onEveryRank } from '@ssi/mpi/testing';
 import { describe, expect, it } from 'vitest';
-import { type Algorithms, actionsFor } from '../src/index';
+import { type Algorithms, actionsFor, type Decisions } from '../src/index';
 import { AFFINE, affineOf, bytesOf, decisions, foldAll, sumOperand } from './helpers/data';
 import { withStatuses } from './helpers/statuses';
 
@@ -17,7 +17,12 @@ const roots = (size: number) => [...new Set([0, 1 % size, Math.floor(size / 2), 
 const concat = (parts: Uint8Array[]) => Uint8Array.from(parts.flatMap((p) => Array.from(p)));
 
 /** Each configuration: one algorithm forced for its collective. */
-const FORCED: { label: string; forced: Partial<Algorithms>; crowded?: boolean }[] = [
+const FORCED: {
+  label: string;
+  forced: Partial<Algorithms>;
+  crowded?: boolean;
+  sizes?: Partial<Decisions>;
+}[] = [
   { label: 'auto', forced: {} },
   { label: 'auto, crowded', forced: {}, crowded: true },
   { label: 'barrier dissemination', forced: { barrier: 'dissemination' } },
@@ -29,12 +34,24 @@ const FORCED: { label: string; forced: Partial<Algorithms>; crowded?: boolean }[
   { label: 'allreduce recursive_doubling', forced: { allreduce: 'recursive_doubling' } },
   { label: 'allreduce rabenseifner', forced: { allreduce: 'rabenseifner' } },
   { label: 'allreduce ring', forced: { allreduce: 'ring' } },
+  // Pieces of 16 bytes: 2 float64 (a MAXLOC pair), so blocks of 40 elements travel in many.
+  {
+    label: 'allreduce ring in pieces',
+    forced: { allreduce: 'ring' },
+    sizes: { allreduceSegment: 16 },
+  },
+  {
+    label: 'allreduce ring, odd pieces',
+    forced: { allreduce: 'ring' },
+    sizes: { allreduceSegment: 24 },
+  },
   { label: 'allreduce reduce_bcast', forced: { allreduce: 'reduce_bcast' } },
   { label: 'reduce ring', forced: { reduce: 'ring' } },
   { label: 'reduce ring, allreduce ring', forced: { reduce: 'ring', allreduce: 'ring' } },
   { label: 'allgather recursive_doubling', forced: { allgather: 'recursive_doubling' } },
   { label: 'allgather bruck', forced: { allgather: 'bruck' } },
   { label: 'allgather ring', forced: { allgather: 'ring' } },
+  { label: 'allgather gather_bcast', forced: { allgather: 'gather_bcast' } },
   { label: 'alltoall linear', forced: { alltoall: 'linear' } },
   { label: 'alltoall pairwise', forced: { alltoall: 'pairwise' } },
   { label: 'alltoall bruck', forced: { alltoall: 'bruck' } },
@@ -44,9 +61,9 @@ type Body = Parameters<typeof onEveryRank>[1];
 const on = (size: number, _actions: CollActions, body: Body) =>
   onEveryRank(size, (comm, rank) => body(withStatuses(comm), rank), 10_000);
 
-describe.each(FORCED)('$label', ({ forced, crowded }) => {
+describe.each(FORCED)('$label', ({ forced, crowded, sizes }) => {
   it.each(SIZES)('every collective on %i processes', async (size) => {
-    const a = actionsFor(size, decisions(forced), crowded);
+    const a = actionsFor(size, decisions(forced, sizes), crowded);
     await on(size, a, async (comm) => {
       for (let i = 0; i < 3; i++) await a.barrier!(comm);
     });
@@ -223,6 +240,15 @@ describe('the parameter chooses the algorithm (message counts tell them apart)',
     expect(await count('ring', 4)).toBe(7);
     expect(await count('auto', 4)).toBe(3); // 32 bytes < 64
     expect(await count('auto', 8)).toBe(7); // 64 bytes
+  });
+
+  it('allgather gather_bcast on 8: 2 (n - 1) messages, rank 0 only bcasts; auto when crowded', async () => {
+    const sends = (a: ReturnType<typeof actionsFor>) =>
+      sendsOf(8, (c) => a.allgather!(c, new Uint8Array(4), new Uint8Array(32)));
+    const forced = await sends(actionsFor(8, decisions({ allgather: 'gather_bcast' })));
+    expect(forced.reduce((x, y) => x + y, 0)).toBe(14);
+    expect(forced[0]).toBe(3);
+    expect(await sends(actionsFor(8, decisions(), true))).toEqual(forced);
   });
 
   it('auto allreduce: recursive doubling below allreduce_large_bytes, the ring at it', async () => {

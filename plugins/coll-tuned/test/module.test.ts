@@ -42,6 +42,10 @@ describe('the tuned module', () => {
       /coll_tuned_bcast_segment_bytes is 0; expected a whole number of bytes >= 1/,
     );
     expect(read({ coll_tuned_alltoall_large_bytes: -1 })).toThrow(/alltoall_large_bytes is -1/);
+    expect(read({ coll_tuned_scratch_bytes: -1 })).toThrow(
+      /coll_tuned_scratch_bytes is -1; expected a whole number of bytes >= 0/,
+    );
+    expect(read({ coll_tuned_scratch_bytes: 0 })().scratchBytes).toBe(0);
     expect(read({ coll_tuned_alltoall_algorithm: 'pairwise' })().algorithm.alltoall).toBe(
       'pairwise',
     );

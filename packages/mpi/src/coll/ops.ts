@@ -1,4 +1,5 @@
 import { ErrorClass, MpiError } from '../errors';
+import { type Kernel, kernelPerElementType } from './kernel-copies';
 import type { BigArray, FloatArray, IntArray, NumericArray } from './types';
 
 /**
@@ -45,6 +46,8 @@ function notNumeric(name: string, x: unknown): string | null {
 }
 
 // ---- element kernels: one plain loop per operator and family, no per-element calls ----------
+// Each runs as a copy per element type (kernel-copies.ts): they use nothing but their arguments
+// and globals.
 
 function sumNumbers(a: NumberArray, b: NumberArray, out: NumberArray): void {
   for (let i = 0, n = out.length; i < n; i++) out[i] = a[i]! + b[i]!;
@@ -151,26 +154,26 @@ function locPairs(a: PairArray, b: PairArray, out: PairArray, wantMax: boolean):
 /** Operators defined on every element type: numbers and bigints. */
 function arithmeticOp(
   name: string,
-  onNumbers: (a: NumberArray, b: NumberArray, out: NumberArray) => void,
-  onBigs: (a: BigArray, b: BigArray, out: BigArray) => void,
+  onNumbers: (out: NumberArray) => Kernel<NumberArray>,
+  onBigs: Kernel<BigArray>,
 ): ReduceOp {
+  const numbers = kernelPerElementType(onNumbers);
+  const bigs = kernelPerElementType(() => onBigs);
   return Object.freeze({
     name,
     commutative: true,
     check: (array: NumericArray) => notNumeric(name, array),
     apply(a: NumericArray, b: NumericArray, out: NumericArray): void {
-      if (isBig(out)) onBigs(a as BigArray, b as BigArray, out);
-      else onNumbers(a as NumberArray, b as NumberArray, out);
+      if (isBig(out)) bigs(out)(a as BigArray, b as BigArray, out);
+      else numbers(out)(a as NumberArray, b as NumberArray, out);
     },
   });
 }
 
 /** Operators defined on integers only (logical and bitwise), numbers and bigints. */
-function integerOp(
-  name: string,
-  onInts: (a: IntArray, b: IntArray, out: IntArray) => void,
-  onBigs: (a: BigArray, b: BigArray, out: BigArray) => void,
-): ReduceOp {
+function integerOp(name: string, onInts: Kernel<IntArray>, onBigs: Kernel<BigArray>): ReduceOp {
+  const ints = kernelPerElementType(() => onInts);
+  const bigs = kernelPerElementType(() => onBigs);
   return Object.freeze({
     name,
     commutative: true,
@@ -180,11 +183,13 @@ function integerOp(
       return isFloat(array) ? `${name} applies to integer arrays, not ${typeName(array)}` : null;
     },
     apply(a: NumericArray, b: NumericArray, out: NumericArray): void {
-      if (isBig(out)) onBigs(a as BigArray, b as BigArray, out);
-      else onInts(a as IntArray, b as IntArray, out as IntArray);
+      if (isBig(out)) bigs(out)(a as BigArray, b as BigArray, out);
+      else ints(out as IntArray)(a as IntArray, b as IntArray, out as IntArray);
     },
   });
 }
+
+const locPairsFor = kernelPerElementType<PairArray, typeof locPairs>(() => locPairs);
 
 function locOp(name: string, wantMax: boolean): ReduceOp {
   return Object.freeze({
@@ -203,21 +208,22 @@ function locOp(name: string, wantMax: boolean): ReduceOp {
       return null;
     },
     apply(a: NumericArray, b: NumericArray, out: NumericArray): void {
-      locPairs(a as PairArray, b as PairArray, out as PairArray, wantMax);
+      const pairs = out as PairArray;
+      locPairsFor(pairs)(a as PairArray, b as PairArray, pairs, wantMax);
     },
   });
 }
 
-function prodAny(a: NumberArray, b: NumberArray, out: NumberArray): void {
-  // Clamped arrays saturate, so they need the true product; floats need the double product.
-  if (isFloat(out) || out instanceof Uint8ClampedArray) prodNumbers(a, b, out);
-  else prodWrappingInts(a as IntArray, b as IntArray, out);
+/** Clamped arrays saturate, so they need the true product; floats need the double product. */
+function prodFor(out: NumberArray): Kernel<NumberArray> {
+  if (isFloat(out) || out instanceof Uint8ClampedArray) return prodNumbers;
+  return prodWrappingInts as Kernel<NumberArray>;
 }
 
-export const SUM: ReduceOp = arithmeticOp('SUM', sumNumbers, sumBigs);
-export const PROD: ReduceOp = arithmeticOp('PROD', prodAny, prodBigs);
-export const MAX: ReduceOp = arithmeticOp('MAX', maxNumbers, maxBigs);
-export const MIN: ReduceOp = arithmeticOp('MIN', minNumbers, minBigs);
+export const SUM: ReduceOp = arithmeticOp('SUM', () => sumNumbers, sumBigs);
+export const PROD: ReduceOp = arithmeticOp('PROD', prodFor, prodBigs);
+export const MAX: ReduceOp = arithmeticOp('MAX', () => maxNumbers, maxBigs);
+export const MIN: ReduceOp = arithmeticOp('MIN', () => minNumbers, minBigs);
 export const LAND: ReduceOp = integerOp('LAND', landInts, landBigs);
 export const LOR: ReduceOp = integerOp('LOR', lorInts, lorBigs);
 export const LXOR: ReduceOp = integerOp('LXOR', lxorInts, lxorBigs);

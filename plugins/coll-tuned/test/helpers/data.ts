@@ -72,11 +72,14 @@ export function decisions(
     bcastLarge: 64,
     bcastSegment: 16,
     allreduceLarge: 64,
+    allreduceSegment: 0,
     allgatherLarge: 64,
     alltoallLarge: 8,
     alltoallSmall: 4,
     reduceScatterLarge: 64,
     crowdedRanks: 5,
+    // Kept between calls: every test's reductions after the first reuse a communicator's scratch.
+    scratchBytes: 1 << 20,
     ...sizes,
   };
 }

@@ -29,6 +29,14 @@ export function withStatuses(comm: CollComm, sent?: { bytes: number }): CollComm
       await inner.recv(into, source, tag);
       return full(into);
     },
+    irecv: (into: Into, source: number, tag: number) => {
+      const request = inner.irecv(into, source, tag);
+      const wait = async () => {
+        await request.wait();
+        return full(into);
+      };
+      return { wait };
+    },
     sendrecv: async (...args: Parameters<CollComm['coll']['sendrecv']>) => {
       count(args[0]);
       await inner.sendrecv(...args);
