@@ -63,7 +63,17 @@ async function openSmPath(host: RpiHost, local: Proc[], wait: WaitChoice): Promi
     lock: wait.lock,
     attachTimeoutMs: Number(p.get('rpi_sm_attach_timeout')),
   });
-  const path = new SmPath(host, local, seg.layout.shortLimit);
+  const path = new SmPath(
+    host,
+    local,
+    seg.layout.shortLimit,
+    Number(p.get('rpi_sm_single_copy')) !== 0,
+  );
+  const off = path.singleCopyOff;
+  host.verbose(
+    10,
+    `sm: rank ${host.runtime.rank}: long messages ${off === null ? 'in a single copy (process_vm_readv)' : `through the pool: ${off}`}`,
+  );
   const ep = new ShmEndpoint(seg, {
     // The MPI call that waits spins (`advance`); the endpoint's own loop only sleeps.
     spinUs: 0,

@@ -14,8 +14,17 @@ function explain(r: JobResult): string {
   return `${r.failure ?? ''}\n--- output ---\n${r.output.slice(-4000)}`;
 }
 
+/** Per rank, the counts `rpi_verbose 10` printed at finalize: [rank, pool-direct, read, taken]. */
+function bodyCounts(output: string): [string, number, number, number][] {
+  const re =
+    /rank (\d) .*straight into the receive buffer (\d+), read from the sender's memory (\d+), taken from ours (\d+)/g;
+  return [...output.matchAll(re)]
+    .map((m): [string, number, number, number] => [m[1]!, +m[2]!, +m[3]!, +m[4]!])
+    .sort();
+}
+
 describe('sm rpi: 0 B and 16 MiB messages', () => {
-  it('16 MiB posted, unexpected and bufferless, 0 B both ways; posted bodies are copied once', async () => {
+  it('16 MiB posted, unexpected and bufferless, 0 B both ways; each body is read once, straight out of the sender', async () => {
     const r = await launchJob({
       np: 2,
       program: fixture('large-messages.mjs'),
@@ -25,12 +34,29 @@ describe('sm rpi: 0 B and 16 MiB messages', () => {
     expect(r.ok, explain(r)).toBe(true);
     expect(r.output).toContain('rank 0 large messages ok');
     expect(r.output).toContain('rank 1 large messages ok');
-    // rank 1 received three 16 MiB bodies, each cleared before it came: all straight from the pool
-    // into the receive buffer (the posted one, the unexpected one's, and the bufferless one's)
-    const direct = [...r.output.matchAll(/rank (\d) .*straight into the receive buffer (\d+)/g)];
-    expect(direct.map((m) => [m[1], Number(m[2])]).sort()).toEqual([
-      ['0', 0],
-      ['1', 3],
+    expect(r.output).toContain('long messages in a single copy (process_vm_readv)');
+    // rank 1 received three 16 MiB bodies (into the posted buffer, the unexpected one's, the
+    // bufferless one's): each read out of rank 0's memory by process_vm_readv, none via the pool
+    expect(bodyCounts(r.output)).toEqual([
+      ['0', 0, 0, 3],
+      ['1', 0, 3, 0],
+    ]);
+  });
+
+  it('with rpi_sm_single_copy 0 the bodies come through the pool, copied once into the receive buffers', async () => {
+    const r = await launchJob({
+      np: 2,
+      program: fixture('large-messages.mjs'),
+      ssi: { rpi: 'sm', rpi_verbose: 10, rpi_sm_single_copy: 0 },
+      timeoutMs: 120_000,
+    });
+    expect(r.ok, explain(r)).toBe(true);
+    expect(r.output).toContain('rank 1 large messages ok');
+    expect(r.output).toContain('long messages through the pool: rpi_sm_single_copy is 0');
+    // each cleared before it came: all straight from the pool into the receive buffer
+    expect(bodyCounts(r.output)).toEqual([
+      ['0', 0, 0, 0],
+      ['1', 3, 0, 0],
     ]);
   });
 });
