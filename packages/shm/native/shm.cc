@@ -12,6 +12,7 @@
 //   addressOf(view)                                         the address of a typed array's first byte
 //   readFrom(pid, address, into)                            process_vm_readv (cross-memory attach):
 //       copies another process's bytes straight into `into`, one copy, no shared memory between
+//   writeTo(pid, address, from)                             process_vm_writev: the other direction
 //
 // Buffer kinds. `kind` selects how the mapping is handed to JavaScript:
 //   "ab"  an external ArrayBuffer (plain N-API).  Atomics.load/store/add/compareExchange work on an
@@ -720,10 +721,13 @@ napi_value AddressOf(napi_env env, napi_callback_info info) {
   return out;
 }
 
-// readFrom(pid, address, into) -> bytes read (all of `into`): process_vm_readv in a loop (the
-// kernel may copy less than asked). Throws with the errno's code (EPERM: not allowed here,
-// ESRCH: no such process, EFAULT: the address is not mapped there).
-napi_value ReadFrom(napi_env env, napi_callback_info info) {
+// Copies between a typed array of this process and `address` of process `pid`, in a loop (the
+// kernel may move less than asked): process_vm_readv (into the view) or process_vm_writev (from
+// it). Throws with the errno's code (EPERM: not allowed here, ESRCH: no such process, EFAULT:
+// the address is not mapped there).
+napi_value CrossCopy(napi_env env, napi_callback_info info, bool read) {
+  const char* usage = read ? "readFrom(pid, address, into): a pid > 0, an address >= 0 and a typed array"
+                           : "writeTo(pid, address, from): a pid > 0, an address >= 0 and a typed array";
   size_t argc = 3;
   napi_value argv[3];
   CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr));
@@ -734,25 +738,31 @@ napi_value ReadFrom(napi_env env, napi_callback_info info) {
   if (argc < 3 || napi_get_value_int32(env, argv[0], &pid) != napi_ok ||
       napi_get_value_double(env, argv[1], &address) != napi_ok ||
       !typedArrayData(env, argv[2], &data, &bytes) || pid <= 0 || address < 0) {
-    return throwType(env, "readFrom(pid, address, into): a pid > 0, an address >= 0 and a typed array");
+    return throwType(env, usage);
   }
+  const std::string what = std::string(read ? "process_vm_readv from" : "process_vm_writev to") +
+                           " process " + std::to_string(pid);
   uintptr_t remote = static_cast<uintptr_t>(address);
   size_t done = 0;
   while (done < bytes) {
     struct iovec local_iov = {data + done, bytes - done};
     struct iovec remote_iov = {reinterpret_cast<void*>(remote + done), bytes - done};
-    ssize_t n = process_vm_readv(pid, &local_iov, 1, &remote_iov, 1, 0);
+    ssize_t n = read ? process_vm_readv(pid, &local_iov, 1, &remote_iov, 1, 0)
+                     : process_vm_writev(pid, &local_iov, 1, &remote_iov, 1, 0);
     if (n < 0) {
       if (errno == EINTR) continue;
-      return throwErrno(env, errno, "process_vm_readv from process " + std::to_string(pid));
+      return throwErrno(env, errno, what);
     }
-    if (n == 0) return throwErrno(env, EFAULT, "process_vm_readv from process " + std::to_string(pid));
+    if (n == 0) return throwErrno(env, EFAULT, what);
     done += static_cast<size_t>(n);
   }
   napi_value out;
   CHECK_NAPI(env, napi_create_double(env, static_cast<double>(done), &out));
   return out;
 }
+
+napi_value ReadFrom(napi_env env, napi_callback_info info) { return CrossCopy(env, info, true); }
+napi_value WriteTo(napi_env env, napi_callback_info info) { return CrossCopy(env, info, false); }
 
 napi_value Init(napi_env env, napi_value exports) {
   napi_property_descriptor fns[] = {
@@ -765,6 +775,7 @@ napi_value Init(napi_env env, napi_value exports) {
       {"info", nullptr, Info, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"addressOf", nullptr, AddressOf, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"readFrom", nullptr, ReadFrom, nullptr, nullptr, nullptr, napi_default, nullptr},
+      {"writeTo", nullptr, WriteTo, nullptr, nullptr, nullptr, napi_default, nullptr},
   };
   CHECK_NAPI(env, napi_define_properties(env, exports, sizeof(fns) / sizeof(fns[0]), fns));
   napi_property_descriptor methods[] = {

@@ -42,10 +42,11 @@ export class SmPath {
     localProcs: readonly Proc[],
     shortLimit: number,
     singleCopy: boolean,
+    splitMin: number,
   ) {
     this.peers = new PeerTable(localProcs, host.myProc);
     this.limits = { eagerMax: shortLimit, inlineMax: shortLimit - ENVELOPE_BYTES };
-    this.single = new SingleCopy(singleCopy);
+    this.single = new SingleCopy(singleCopy, splitMin);
   }
 
   /** For the endpoint's options: the buffer a sender's next large message (a body) goes into. */

@@ -9,7 +9,7 @@ import {
   WireEnvelope,
 } from '@ssi/mpi';
 import type { PeerState, PeerTable } from './peer-state';
-import { type SingleCopy, TAKEN } from './single-copy';
+import { SHARED, type SingleCopy, TAKEN } from './single-copy';
 import type { SmLimits, SmSends } from './sm-sends';
 import type { SmStats } from './sm-stats';
 
@@ -22,6 +22,8 @@ import type { SmStats } from './sm-stats';
  */
 export class SmReceives {
   private readonly env = new WireEnvelope();
+  /** Receives whose head we read while the sender writes the tail (SHARED), by request id. */
+  private readonly sharing = new Map<number, SharedBody>();
 
   constructor(
     private readonly host: RpiHost,
@@ -82,15 +84,61 @@ export class SmReceives {
     if (req.buf === null) req.buf = allocMessage(length);
     req.state = ReqState.ACTIVE;
     const into = req.stLength === req.buf.byteLength ? req.buf : req.buf.subarray(0, req.stLength);
-    if (address >= 0 && this.single.take(peer.proc.gps.pid, address, into)) {
-      this.stats.bodiesRead++;
-      this.sends.control(peer, length, tag, TAKEN, req.myRank, req.cid, seq, sid, req.id);
-      this.host.complete(req);
+    const pid = peer.proc.gps.pid;
+    const probed = address >= 0 ? this.single.probe(pid, address, into) : -1;
+    if (probed >= 0) {
+      const head = this.single.splitPoint(into.byteLength);
+      const body: SharedBody = { req, peer, tag, length, seq, sid, address, into, head };
+      if (head < into.byteLength) {
+        // the sender writes [head, end) into our buffer while we read [0, head)
+        this.sharing.set(req.id, body);
+        const tailAddress = this.single.addressOf(into.subarray(head));
+        const env = {
+          length: into.byteLength - head,
+          tag,
+          flags: SHARED,
+          rank: req.myRank,
+          cid: req.cid,
+          seq,
+        };
+        this.sends.controlWith(peer, env, sid, req.id, tailAddress, head);
+      }
+      this.readRange(body, probed, head);
+      if (head === into.byteLength) this.bodyTaken(body);
       return;
     }
     peer.bodies.push(req);
     const flags = EnvFlag.ACK | EnvFlag.LONG;
     this.sends.control(peer, length, tag, flags, req.myRank, req.cid, seq, sid, req.id);
+  }
+
+  /** Copies bytes [from, to) of a long body out of the sender's memory into the receive buffer. */
+  private readRange(b: SharedBody, from: number, to: number): void {
+    if (to <= from) return;
+    const part = b.into.subarray(from, to);
+    if (!this.single.take(b.peer.proc.gps.pid, b.address + from, part)) {
+      throw new Error(
+        `cannot read the body of a long message from ${b.peer.proc.describe()}: ${this.single.reason}`,
+      );
+    }
+  }
+
+  /** Every byte of a long body is in the receive buffer: the sender may reuse its own. */
+  private bodyTaken(b: SharedBody): void {
+    const { req, peer, length, tag, seq, sid } = b;
+    this.stats.bodiesRead++;
+    this.sends.control(peer, length, tag, TAKEN, req.myRank, req.cid, seq, sid, req.id);
+    this.host.complete(req);
+  }
+
+  /** The sender wrote the tail of a shared body (or could not: then we read it ourselves). */
+  private onWrote(env: WireEnvelope): void {
+    const b = this.sharing.get(env.rid);
+    if (b === undefined) return;
+    this.sharing.delete(env.rid);
+    if (env.flags & EnvFlag.CANCELLED) this.readRange(b, b.head, b.into.byteLength);
+    else this.stats.bodiesShared++;
+    this.bodyTaken(b);
   }
 
   /** One message from slot `from`: an eager body we wait for, a rendezvous body, or an envelope. */
@@ -130,7 +178,8 @@ export class SmReceives {
     const proto = env.flags;
     if (proto & EnvFlag.SHORT) this.onEager(peer, env, buf);
     else if (proto & EnvFlag.CANCEL) this.onCancel(peer, env);
-    else if (proto & EnvFlag.ACK) this.sends.onAck(peer, env);
+    else if (proto & EnvFlag.ACK) this.sends.onAck(peer, env, buf);
+    else if (proto & EnvFlag.SECOND) this.onWrote(env);
     else if (proto & EnvFlag.LONG) this.onRequestToSend(peer, env, this.single.offered(buf));
   }
 
@@ -208,4 +257,19 @@ export class SmReceives {
     const reply = EnvFlag.CANCEL | EnvFlag.ACK | (ok ? EnvFlag.CANCELLED : 0);
     this.sends.control(peer, 0, tag, reply, env.rank, cid, seq, sid, 0);
   }
+}
+
+/** A long body being copied out of the sender's memory into `into` (the receive's bytes). */
+interface SharedBody {
+  readonly req: RpiRequest;
+  readonly peer: PeerState;
+  readonly tag: number;
+  readonly length: number;
+  readonly seq: number;
+  readonly sid: number;
+  /** The body's address in the sender. */
+  readonly address: number;
+  readonly into: Uint8Array;
+  /** Bytes [0, head) are ours to read; [head, end) the sender writes (SHARED). */
+  readonly head: number;
 }

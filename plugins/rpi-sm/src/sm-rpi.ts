@@ -68,11 +68,12 @@ async function openSmPath(host: RpiHost, local: Proc[], wait: WaitChoice): Promi
     local,
     seg.layout.shortLimit,
     Number(p.get('rpi_sm_single_copy')) !== 0,
+    Number(p.get('rpi_sm_split')),
   );
   const off = path.singleCopyOff;
   host.verbose(
     10,
-    `sm: rank ${host.runtime.rank}: long messages ${off === null ? 'in a single copy (process_vm_readv)' : `through the pool: ${off}`}`,
+    `sm: rank ${host.runtime.rank}: long messages ${off === null ? 'in a single copy (process_vm_readv/writev)' : `through the pool: ${off}`}`,
   );
   const ep = new ShmEndpoint(seg, {
     // The MPI call that waits spins (`advance`); the endpoint's own loop only sleeps.

@@ -12,7 +12,7 @@ import {
 } from '@ssi/mpi';
 import type { ShmEndpoint } from '@ssi/shm';
 import type { PeerState, PeerTable } from './peer-state';
-import { OFFER_BYTES, type SingleCopy, TAKEN } from './single-copy';
+import { OFFER_BYTES, SHARE_BYTES, SHARED, type SingleCopy, TAKEN, WROTE } from './single-copy';
 import type { SmStats } from './sm-stats';
 
 /** Bits of `req.rpi` for on-node sends. */
@@ -38,6 +38,8 @@ export class SmSends {
   /** Sends waiting for their bytes to be written, an ACK or a clear to send, by id. */
   private readonly sends = new Map<number, RpiRequest>();
   private readonly ctl = Buffer.alloc(ENVELOPE_BYTES);
+  /** A control record with two numbers after the envelope (a SHARED answer). */
+  private readonly ctlWith = Buffer.alloc(ENVELOPE_BYTES + SHARE_BYTES);
   /** Where an inline record is built: `trySend` copies it into the postbox at once. */
   private readonly record: Buffer;
 
@@ -221,13 +223,37 @@ export class SmSends {
   }
 
   /**
+   * A control record followed by two doubles (`a`, `b`): the SHARED answer of a receiver (its
+   * address and split point).
+   */
+  controlWith(
+    peer: PeerState,
+    env: { length: number; tag: number; flags: number; rank: number; cid: number; seq: number },
+    sid: number,
+    rid: number,
+    a: number,
+    b: number,
+  ): void {
+    const msg = this.ctlWith;
+    writeEnvelope(msg, 0, env.length, env.tag, env.flags, env.rank, env.cid, env.seq, sid, rid);
+    msg.writeDoubleLE(a, ENVELOPE_BYTES);
+    msg.writeDoubleLE(b, ENVELOPE_BYTES + 8);
+    if (this.ep.trySend(peer.index, msg)) return;
+    this.enqueue(peer, Buffer.from(msg), null);
+  }
+
+  /**
    * An ACK from the receiver: the body was taken (single copy: the send is complete), clear to
    * send (the body goes now, through the pool), or the receipt of a synchronous send.
    */
-  onAck(peer: PeerState, env: WireEnvelope): void {
+  onAck(peer: PeerState, env: WireEnvelope, record: Buffer): void {
     const req = this.sends.get(env.sid);
     if (req === undefined || req.proc !== peer.proc) return;
     req.rpi = ((req.rpi as number) | S_ACKED) & ~S_CANCELING;
+    if ((env.flags & SHARED) === SHARED) {
+      this.shareCopy(peer, req, env, record);
+      return;
+    }
     if ((env.flags & TAKEN) === TAKEN) {
       this.stats.bodiesTaken++;
       this.sends.delete(env.sid);
@@ -243,6 +269,21 @@ export class SmSends {
       this.sends.delete(env.sid);
       this.host.complete(req);
     }
+  }
+
+  /**
+   * The receiver asked us to copy the tail of the body (from its split point on) into its
+   * buffer while it reads the head; WROTE says we did (with CANCELLED: we could not, it reads the
+   * tail itself). The send completes at the receiver's TAKEN.
+   */
+  private shareCopy(peer: PeerState, req: RpiRequest, env: WireEnvelope, record: Buffer): void {
+    req.state = ReqState.ACTIVE;
+    const { address, head } = this.single.sharedOf(record);
+    const tail = req.buf!.subarray(head, head + env.length);
+    const ok = this.single.give(peer.proc.gps.pid, address, tail);
+    if (ok) this.stats.tailsWritten++;
+    const flags = WROTE | (ok ? 0 : EnvFlag.CANCELLED);
+    this.control(peer, 0, env.tag, flags, req.myRank, env.cid, env.seq, env.sid, env.rid);
   }
 
   /** The receiver's answer to our cancel: withdrawn (the send completes cancelled) or too late. */

@@ -12,6 +12,10 @@ export interface SmStats {
   bodiesRead: number;
   /** Long sends of this process the receiver read out of its memory. */
   bodiesTaken: number;
+  /** Of `bodiesRead`: those whose tail the sender wrote into our buffer meanwhile. */
+  bodiesShared: number;
+  /** Tails of our long sends this process wrote into the receiver's buffer. */
+  tailsWritten: number;
 }
 
 export function newStats(): SmStats {
@@ -22,6 +26,8 @@ export function newStats(): SmStats {
     bodiesDirect: 0,
     bodiesRead: 0,
     bodiesTaken: 0,
+    bodiesShared: 0,
+    tailsWritten: 0,
   };
 }
 
@@ -30,6 +36,7 @@ export function describeStats(s: SmStats): string {
     `sm messages sent inline ${s.inline}, eager in two records ${s.eagerTwoRecords}, ` +
     `by rendezvous ${s.rendezvous}; rendezvous bodies received straight into the receive buffer ` +
     `${s.bodiesDirect}, read from the sender's memory ${s.bodiesRead}, ` +
-    `taken from ours ${s.bodiesTaken}`
+    `taken from ours ${s.bodiesTaken}; copies shared with the sender ${s.bodiesShared}, ` +
+    `tails written into the receiver's ${s.tailsWritten}`
   );
 }
