@@ -34,7 +34,7 @@ export const params = {
   },
   split: {
     type: 'int',
-    default: 131072,
+    default: 32768,
     help: "With rpi_sm_single_copy: a long message of at least this many bytes is copied by both processes at once, the receiver reading the first half out of the sender's memory while the sender writes the second half into the receive buffer (process_vm_writev); 0 = the receiver copies it all",
   },
   attach_timeout: {
