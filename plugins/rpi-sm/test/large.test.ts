@@ -78,6 +78,25 @@ describe('sm rpi: 0 B and 16 MiB messages', () => {
   });
 });
 
+describe('sm rpi: the copy parameters', () => {
+  it.each([
+    [{ rpi_sm_single_copy: 2 }, 'rpi_sm_single_copy must be 0 or 1, got 2'],
+    [
+      { rpi_sm_split: -1 },
+      'rpi_sm_split must be a whole number of bytes >= 0 (0: never split), got -1',
+    ],
+  ])('a bad value (%o) fails MPI.init naming the parameter', async (ssi, message) => {
+    const r = await launchJob({
+      np: 2,
+      program: fixture('large-messages.mjs'),
+      ssi: { rpi: 'sm', ...ssi },
+      timeoutMs: 60_000,
+    });
+    expect(r.ok).toBe(false);
+    expect(r.output).toContain(message);
+  });
+});
+
 /** The job's segments are this test's own: named after a session directory made for it. */
 function ownSegments(prefix: string): string[] {
   return readdirSync('/dev/shm').filter((n) => n.startsWith(prefix));
