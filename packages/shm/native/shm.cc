@@ -9,6 +9,10 @@
 //   new Waiter(); waiter.wait(handle, byteOffset, expected, timeoutMs, spinNs) -> Promise<string>
 //       the same wait on a helper thread; the result comes back to JavaScript through a
 //       thread-safe function, so the event loop never blocks.
+//   addressOf(view)                                         the address of a typed array's first byte
+//   readFrom(pid, address, into)                            process_vm_readv (cross-memory attach):
+//       copies another process's bytes straight into `into`, one copy, no shared memory between
+//   writeTo(pid, address, from)                             process_vm_writev: the other direction
 //
 // Buffer kinds. `kind` selects how the mapping is handed to JavaScript:
 //   "ab"  an external ArrayBuffer (plain N-API).  Atomics.load/store/add/compareExchange work on an
@@ -37,6 +41,7 @@
 #include <node_api.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -85,6 +90,9 @@ napi_value throwErrno(napi_env env, int err, const std::string& what) {
     case ENAMETOOLONG: code = "ENAMETOOLONG"; break;
     case EPERM: code = "EPERM"; break;
     case EFBIG: code = "EFBIG"; break;
+    case ESRCH: code = "ESRCH"; break;
+    case EFAULT: code = "EFAULT"; break;
+    case ENOSYS: code = "ENOSYS"; break;
     default: break;
   }
   std::string msg = what + ": " + strerror(err);
@@ -675,6 +683,87 @@ napi_value Info(napi_env env, napi_callback_info) {
   return obj;
 }
 
+// ---------------------------------------------------------------------------------------------
+// cross-memory attach (single copy of a large message, as Open MPI's vader does)
+
+bool typedArrayData(napi_env env, napi_value v, uint8_t** data, size_t* bytes) {
+  bool is = false;
+  napi_is_typedarray(env, v, &is);
+  if (!is) return false;
+  napi_typedarray_type type;
+  size_t length = 0, offset = 0;
+  void* p = nullptr;
+  napi_value ab;
+  if (napi_get_typedarray_info(env, v, &type, &length, &p, &ab, &offset) != napi_ok) return false;
+  size_t elem = 1;
+  switch (type) {
+    case napi_int16_array: case napi_uint16_array: elem = 2; break;
+    case napi_int32_array: case napi_uint32_array: case napi_float32_array: elem = 4; break;
+    case napi_float64_array: case napi_bigint64_array: case napi_biguint64_array: elem = 8; break;
+    default: break;
+  }
+  *data = static_cast<uint8_t*>(p);  // already adjusted by the view's byte offset
+  *bytes = length * elem;
+  return true;
+}
+
+// addressOf(view) -> number: where the view's first byte lives in this process (user-space
+// addresses fit the 53 bits of a double). The backing store of an ArrayBuffer never moves.
+napi_value AddressOf(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr));
+  uint8_t* data = nullptr;
+  size_t bytes = 0;
+  if (argc < 1 || !typedArrayData(env, argv[0], &data, &bytes)) return throwType(env, "addressOf(view): view must be a typed array");
+  napi_value out;
+  CHECK_NAPI(env, napi_create_double(env, static_cast<double>(reinterpret_cast<uintptr_t>(data)), &out));
+  return out;
+}
+
+// Copies between a typed array of this process and `address` of process `pid`, in a loop (the
+// kernel may move less than asked): process_vm_readv (into the view) or process_vm_writev (from
+// it). Throws with the errno's code (EPERM: not allowed here, ESRCH: no such process, EFAULT:
+// the address is not mapped there).
+napi_value CrossCopy(napi_env env, napi_callback_info info, bool read) {
+  const char* usage = read ? "readFrom(pid, address, into): a pid > 0, an address >= 0 and a typed array"
+                           : "writeTo(pid, address, from): a pid > 0, an address >= 0 and a typed array";
+  size_t argc = 3;
+  napi_value argv[3];
+  CHECK_NAPI(env, napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr));
+  int32_t pid = 0;
+  double address = 0;
+  uint8_t* data = nullptr;
+  size_t bytes = 0;
+  if (argc < 3 || napi_get_value_int32(env, argv[0], &pid) != napi_ok ||
+      napi_get_value_double(env, argv[1], &address) != napi_ok ||
+      !typedArrayData(env, argv[2], &data, &bytes) || pid <= 0 || address < 0) {
+    return throwType(env, usage);
+  }
+  const std::string what = std::string(read ? "process_vm_readv from" : "process_vm_writev to") +
+                           " process " + std::to_string(pid);
+  uintptr_t remote = static_cast<uintptr_t>(address);
+  size_t done = 0;
+  while (done < bytes) {
+    struct iovec local_iov = {data + done, bytes - done};
+    struct iovec remote_iov = {reinterpret_cast<void*>(remote + done), bytes - done};
+    ssize_t n = read ? process_vm_readv(pid, &local_iov, 1, &remote_iov, 1, 0)
+                     : process_vm_writev(pid, &local_iov, 1, &remote_iov, 1, 0);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return throwErrno(env, errno, what);
+    }
+    if (n == 0) return throwErrno(env, EFAULT, what);
+    done += static_cast<size_t>(n);
+  }
+  napi_value out;
+  CHECK_NAPI(env, napi_create_double(env, static_cast<double>(done), &out));
+  return out;
+}
+
+napi_value ReadFrom(napi_env env, napi_callback_info info) { return CrossCopy(env, info, true); }
+napi_value WriteTo(napi_env env, napi_callback_info info) { return CrossCopy(env, info, false); }
+
 napi_value Init(napi_env env, napi_value exports) {
   napi_property_descriptor fns[] = {
       {"create", nullptr, Create, nullptr, nullptr, nullptr, napi_default, nullptr},
@@ -684,6 +773,9 @@ napi_value Init(napi_env env, napi_value exports) {
       {"wake", nullptr, Wake, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"waitSync", nullptr, WaitSync, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"info", nullptr, Info, nullptr, nullptr, nullptr, napi_default, nullptr},
+      {"addressOf", nullptr, AddressOf, nullptr, nullptr, nullptr, napi_default, nullptr},
+      {"readFrom", nullptr, ReadFrom, nullptr, nullptr, nullptr, napi_default, nullptr},
+      {"writeTo", nullptr, WriteTo, nullptr, nullptr, nullptr, napi_default, nullptr},
   };
   CHECK_NAPI(env, napi_define_properties(env, exports, sizeof(fns) / sizeof(fns[0]), fns));
   napi_property_descriptor methods[] = {

@@ -373,6 +373,18 @@ export class ShmEndpoint {
   }
 
   /**
+   * Whether a synchronous poll (`flushSends`, `tryRecv`) has anything to do: a record waits in a
+   * postbox or a message in the inbox, a send is queued, or drained pool chunks wait to be freed.
+   * A few loads of the postbox heads, no side effect: a spinning caller looks here between polls
+   * instead of running a whole poll each time.
+   */
+  pollable(): boolean {
+    return (
+      this.queuedSends > 0 || this.pendingFrees.length > 0 || this.incoming(ANY) || this.hasInbox()
+    );
+  }
+
+  /**
    * A caller polls this endpoint synchronously now (`tryRecv`, `flushSends` in a spin): while the
    * loop sleeps, peers are told we are awake, so a send to us costs them no futex wake (and us no
    * wake-up of the helper thread and the event loop for what the caller takes anyway). Until

@@ -18,6 +18,7 @@ export type ShmFailure =
   | 'PEER_DEAD' // waiting on a peer process that no longer exists
   | 'TIMEOUT' // a wait with a timeout expired
   | 'CLOSED' // using a segment or endpoint after close()
+  | 'CROSS_MEMORY' // process_vm_readv failed (not allowed, no such process, not mapped)
   | 'SYSTEM'; // any other operating-system error (message carries errno)
 
 const CORE_CODE: Record<ShmFailure, SsiErrorCode> = {
@@ -37,6 +38,7 @@ const CORE_CODE: Record<ShmFailure, SsiErrorCode> = {
   PEER_DEAD: 'NONE_AVAILABLE',
   TIMEOUT: 'NONE_AVAILABLE',
   CLOSED: 'BAD_ARGS',
+  CROSS_MEMORY: 'NONE_AVAILABLE',
   SYSTEM: 'NONE_AVAILABLE',
 };
 

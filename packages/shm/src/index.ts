@@ -1,6 +1,8 @@
 export { shmUnavailableReason } from './availability';
 export type { CleanOptions, CleanResult } from './cleanup';
 export { cleanStaleSegments } from './cleanup';
+export type { CrossMemory } from './cross-memory';
+export { crossMemory, crossMemoryUnavailableReason } from './cross-memory';
 export type { EndpointOptions, Message, RecvOptions } from './endpoint';
 export { ANY, ShmEndpoint } from './endpoint';
 export type { ShmFailure } from './errors';

@@ -27,6 +27,16 @@ export const params = {
     default: 8388608,
     help: 'Bytes of the shared pool for long on-node messages (one per node and job); long messages stream through it in chunks, so it bounds memory, not message size',
   },
+  single_copy: {
+    type: 'int',
+    default: 1,
+    help: "Long on-node messages (above rpi_sm_short): 1 = the receiver copies the body straight out of the sender's memory into the receive buffer (Linux cross-memory attach, process_vm_readv: one copy, as Open MPI's vader); 0 = through the shared pool (two copies). Where the kernel refuses it, sm falls back to the pool by itself",
+  },
+  split: {
+    type: 'int',
+    default: 32768,
+    help: "With rpi_sm_single_copy: a long message of at least this many bytes is copied by both processes at once, the receiver reading the first half out of the sender's memory while the sender writes the second half into the receive buffer (process_vm_writev); 0 = the receiver copies it all",
+  },
   attach_timeout: {
     type: 'int',
     default: 30000,

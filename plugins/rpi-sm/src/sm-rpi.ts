@@ -52,6 +52,7 @@ interface OpenPath {
 
 async function openSmPath(host: RpiHost, local: Proc[], wait: WaitChoice): Promise<OpenPath> {
   const p = host.params;
+  const { singleCopy, splitMin } = copyParams(host); // before the segment: nothing to undo
   const seg = await openNodeSegment({
     sessionDir: sessionDirOf(),
     job: host.runtime.jobId,
@@ -63,7 +64,12 @@ async function openSmPath(host: RpiHost, local: Proc[], wait: WaitChoice): Promi
     lock: wait.lock,
     attachTimeoutMs: Number(p.get('rpi_sm_attach_timeout')),
   });
-  const path = new SmPath(host, local, seg.layout.shortLimit);
+  const path = new SmPath(host, local, seg.layout.shortLimit, singleCopy, splitMin);
+  const off = path.singleCopyOff;
+  host.verbose(
+    10,
+    `sm: rank ${host.runtime.rank}: long messages ${off === null ? 'in a single copy (process_vm_readv/writev)' : `through the pool: ${off}`}`,
+  );
   const ep = new ShmEndpoint(seg, {
     // The MPI call that waits spins (`advance`); the endpoint's own loop only sleeps.
     spinUs: 0,
@@ -75,6 +81,22 @@ async function openSmPath(host: RpiHost, local: Proc[], wait: WaitChoice): Promi
     `sm: rank ${host.runtime.rank}: segment ${seg.name}, slot ${seg.index} of ${local.length}`,
   );
   return { path, ep, closeSegment: () => seg.close() };
+}
+
+/** `rpi_sm_single_copy` (0 or 1) and `rpi_sm_split` (bytes >= 0), checked. */
+function copyParams(host: RpiHost): { singleCopy: boolean; splitMin: number } {
+  const single = Number(host.params.get('rpi_sm_single_copy'));
+  if (single !== 0 && single !== 1) {
+    throw new MpiError(ErrorClass.ERR_ARG, `rpi_sm_single_copy must be 0 or 1, got ${single}`);
+  }
+  const split = Number(host.params.get('rpi_sm_split'));
+  if (!Number.isInteger(split) || split < 0) {
+    throw new MpiError(
+      ErrorClass.ERR_ARG,
+      `rpi_sm_split must be a whole number of bytes >= 0 (0: never split), got ${split}`,
+    );
+  }
+  return { singleCopy: single === 1, splitMin: split };
 }
 
 /** The rpi actions: each goes to the path that has the peer (sm on-node, tcp off-node). */

@@ -14,8 +14,18 @@ function explain(r: JobResult): string {
   return `${r.failure ?? ''}\n--- output ---\n${r.output.slice(-4000)}`;
 }
 
+/**
+ * Per rank, the body counts `rpi_verbose 10` printed at finalize: [rank, through the pool straight
+ * into the buffer, read from the sender, taken from ours, shared with the sender, tails written].
+ */
+function bodyCounts(output: string): (string | number)[][] {
+  const re =
+    /rank (\d) .*straight into the receive buffer (\d+), read from the sender's memory (\d+), taken from ours (\d+); copies shared with the sender (\d+), tails written into the receiver's (\d+)/g;
+  return [...output.matchAll(re)].map((m) => [m[1]!, ...m.slice(2, 7).map(Number)]).sort();
+}
+
 describe('sm rpi: 0 B and 16 MiB messages', () => {
-  it('16 MiB posted, unexpected and bufferless, 0 B both ways; posted bodies are copied once', async () => {
+  it('16 MiB posted, unexpected and bufferless, 0 B both ways; each body copied once, by both processes', async () => {
     const r = await launchJob({
       np: 2,
       program: fixture('large-messages.mjs'),
@@ -25,13 +35,65 @@ describe('sm rpi: 0 B and 16 MiB messages', () => {
     expect(r.ok, explain(r)).toBe(true);
     expect(r.output).toContain('rank 0 large messages ok');
     expect(r.output).toContain('rank 1 large messages ok');
-    // rank 1 received three 16 MiB bodies, each cleared before it came: all straight from the pool
-    // into the receive buffer (the posted one, the unexpected one's, and the bufferless one's)
-    const direct = [...r.output.matchAll(/rank (\d) .*straight into the receive buffer (\d+)/g)];
-    expect(direct.map((m) => [m[1], Number(m[2])]).sort()).toEqual([
-      ['0', 0],
-      ['1', 3],
+    expect(r.output).toContain('long messages in a single copy (process_vm_readv/writev)');
+    // rank 1 received three 16 MiB bodies (into the posted buffer, the unexpected one's, the
+    // bufferless one's): none via the pool; rank 1 read the head of each out of rank 0's memory
+    // while rank 0 wrote the tail into rank 1's buffer
+    expect(bodyCounts(r.output)).toEqual([
+      ['0', 0, 0, 3, 0, 3],
+      ['1', 0, 3, 0, 3, 0],
     ]);
+  });
+
+  it('with rpi_sm_split 0 the receiver reads each whole body out of the sender alone', async () => {
+    const r = await launchJob({
+      np: 2,
+      program: fixture('large-messages.mjs'),
+      ssi: { rpi: 'sm', rpi_verbose: 10, rpi_sm_split: 0 },
+      timeoutMs: 120_000,
+    });
+    expect(r.ok, explain(r)).toBe(true);
+    expect(r.output).toContain('rank 1 large messages ok');
+    expect(bodyCounts(r.output)).toEqual([
+      ['0', 0, 0, 3, 0, 0],
+      ['1', 0, 3, 0, 0, 0],
+    ]);
+  });
+
+  it('with rpi_sm_single_copy 0 the bodies come through the pool, copied once into the receive buffers', async () => {
+    const r = await launchJob({
+      np: 2,
+      program: fixture('large-messages.mjs'),
+      ssi: { rpi: 'sm', rpi_verbose: 10, rpi_sm_single_copy: 0 },
+      timeoutMs: 120_000,
+    });
+    expect(r.ok, explain(r)).toBe(true);
+    expect(r.output).toContain('rank 1 large messages ok');
+    expect(r.output).toContain('long messages through the pool: rpi_sm_single_copy is 0');
+    // each cleared before it came: all straight from the pool into the receive buffer
+    expect(bodyCounts(r.output)).toEqual([
+      ['0', 0, 0, 0, 0, 0],
+      ['1', 3, 0, 0, 0, 0],
+    ]);
+  });
+});
+
+describe('sm rpi: the copy parameters', () => {
+  it.each([
+    [{ rpi_sm_single_copy: 2 }, 'rpi_sm_single_copy must be 0 or 1, got 2'],
+    [
+      { rpi_sm_split: -1 },
+      'rpi_sm_split must be a whole number of bytes >= 0 (0: never split), got -1',
+    ],
+  ])('a bad value (%o) fails MPI.init naming the parameter', async (ssi, message) => {
+    const r = await launchJob({
+      np: 2,
+      program: fixture('large-messages.mjs'),
+      ssi: { rpi: 'sm', ...ssi },
+      timeoutMs: 60_000,
+    });
+    expect(r.ok).toBe(false);
+    expect(r.output).toContain(message);
   });
 });
 

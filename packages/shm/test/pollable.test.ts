@@ -1,0 +1,40 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { ANY, ShmEndpoint, ShmSegment } from '../src/index';
+import { testSession } from './helpers';
+
+const open: { close(): void }[] = [];
+afterEach(() => {
+  for (const o of open.splice(0).reverse()) o.close();
+});
+
+/** Both slots of one segment in this process: a sender (slot 0) and a receiver (slot 1). */
+async function pair() {
+  const sessionDir = testSession();
+  const a = ShmSegment.create({ sessionDir, job: 'pl', nprocs: 2, unlinkWhenAllAttached: false });
+  open.push(a);
+  const b = await ShmSegment.attach({
+    sessionDir,
+    job: 'pl',
+    index: 1,
+    unlinkWhenAllAttached: false,
+  });
+  open.push(b);
+  const sender = new ShmEndpoint(a);
+  const receiver = new ShmEndpoint(b);
+  open.push(sender, receiver);
+  return { sender, receiver };
+}
+
+describe('ShmEndpoint.pollable', () => {
+  it('is true exactly while a record waits in a postbox', async () => {
+    const { sender, receiver } = await pair();
+    expect(receiver.pollable()).toBe(false);
+    expect(sender.trySend(1, new Uint8Array([1, 2, 3]))).toBe(true);
+    expect(receiver.pollable()).toBe(true);
+    expect(sender.pollable()).toBe(false); // nothing for the sender to do
+    const m = receiver.tryRecv(ANY);
+    expect(m?.from).toBe(0);
+    expect([...m!.data]).toEqual([1, 2, 3]);
+    expect(receiver.pollable()).toBe(false);
+  });
+});
