@@ -38,7 +38,7 @@ export class ReceiveSide {
     const { tag, cid, seq, sid, length } = env;
     this.settleCredit(req);
     if (env.flags & EnvFlag.SSEND) {
-      conn.writeSmall(0, tag, EnvFlag.ACK, this.myRank, cid, seq, sid, req.id, null);
+      conn.out.writeSmall(0, tag, EnvFlag.ACK, this.myRank, cid, seq, sid, req.id, null);
     }
     if (req.buf === null && req.scatter === null) req.buf = allocMessage(length);
     if (length === 0) this.host.complete(req);
@@ -135,7 +135,7 @@ export class ReceiveSide {
     const id = credits.grant();
     req.rpi = id;
     const { tag, cid } = req;
-    conn.writeSmall(room, tag, EnvFlag.READY, this.myRank, cid, credits.received, 0, id, null);
+    conn.out.writeSmall(room, tag, EnvFlag.READY, this.myRank, cid, credits.received, 0, id, null);
   }
 
   /** A cancelled receive's credit: the sender must not use it (if it has, the message is buffered). */
@@ -144,7 +144,7 @@ export class ReceiveSide {
     if (id === 0) return;
     const { tag, cid } = req;
     const flags = EnvFlag.READY | EnvFlag.CANCEL;
-    this.connectionOf(req.proc!)?.writeSmall(0, tag, flags, this.myRank, cid, 0, 0, id, null);
+    this.connectionOf(req.proc!)?.out.writeSmall(0, tag, flags, this.myRank, cid, 0, 0, id, null);
   }
 
   /** A receive holding a credit matched, was cancelled or went away: the credit is used up. */
@@ -172,7 +172,7 @@ export class ReceiveSide {
     }
     // An eager message, or a request to send whose body came on a crossing credit.
     if (m.flags & EnvFlag.SSEND) {
-      conn.writeSmall(0, m.tag, EnvFlag.ACK, this.myRank, m.cid, m.seq, sid, req.id, null);
+      conn.out.writeSmall(0, m.tag, EnvFlag.ACK, this.myRank, m.cid, m.seq, sid, req.id, null);
     }
     if (m.complete) {
       deliverBytes(req, m.data!, true);
@@ -203,7 +203,7 @@ export class ReceiveSide {
     this.bodies.set(req.id, req);
     conn.answered(sid, req.id);
     const flags = EnvFlag.ACK | EnvFlag.LONG;
-    conn.writeSmall(length, tag, flags, this.myRank, req.cid, seq, sid, req.id, null);
+    conn.out.writeSmall(length, tag, flags, this.myRank, req.cid, seq, sid, req.id, null);
   }
 
   /** The sender asks to take message `sid` back: possible while no receive has matched it. */
@@ -213,7 +213,7 @@ export class ReceiveSide {
     const ok = m !== undefined && this.host.withdrawUnexpected(m);
     if (ok) conn.unexpectedBySid.delete(sid);
     const reply = EnvFlag.CANCEL | EnvFlag.ACK | (ok ? EnvFlag.CANCELLED : 0);
-    conn.writeSmall(0, tag, reply, this.myRank, cid, seq, sid, 0, null);
+    conn.out.writeSmall(0, tag, reply, this.myRank, cid, seq, sid, 0, null);
   }
 
   /** The request goes away (destroyed): no body is awaited for it, its credit is settled. */

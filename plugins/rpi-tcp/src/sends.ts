@@ -1,6 +1,7 @@
 import type { RpiHost, RpiRequest, WireEnvelope } from '@ssi/mpi';
 import { EnvFlag, ErrorClass, KIND_SHIFT, MpiError, ReqState, ReqType } from '@ssi/mpi';
-import type { Connection, Payload } from './connection';
+import type { Connection } from './connection';
+import type { Payload } from './connection-writer';
 import type { TcpSettings } from './settings';
 
 /** Bits of `req.rpi` for sends that wait for the network or the receiver. */
@@ -60,13 +61,13 @@ export class SendSide {
       // that crossed the request).
       this.waiting.set(req.id, req);
       const { tag, myRank, cid, seq, id } = req;
-      conn.writeSmall(len, tag, EnvFlag.LONG | kindBits, myRank, cid, seq, id, 0, null);
+      conn.out.writeSmall(len, tag, EnvFlag.LONG | kindBits, myRank, cid, seq, id, 0, null);
       return;
     }
     conn.credits.noteSent();
     const flags = EnvFlag.SHORT | (sync ? EnvFlag.SSEND : 0) | kindBits;
     if (len <= this.settings.copyLimit && req.gather === null) {
-      conn.writeSmall(len, req.tag, flags, req.myRank, req.cid, req.seq, req.id, 0, req.buf);
+      conn.out.writeSmall(len, req.tag, flags, req.myRank, req.cid, req.seq, req.id, 0, req.buf);
       if (!sync) {
         this.host.complete(req);
         return;
@@ -85,7 +86,7 @@ export class SendSide {
     if (buf === null || buf.byteLength > this.settings.copyLimit) return false; // or gathered
     conn.credits.noteSent();
     const flags = EnvFlag.SHORT | (req.kind << KIND_SHIFT);
-    conn.writeSmall(buf.byteLength, req.tag, flags, req.myRank, req.cid, req.seq, 0, 0, buf);
+    conn.out.writeSmall(buf.byteLength, req.tag, flags, req.myRank, req.cid, req.seq, 0, 0, buf);
     return true;
   }
 
@@ -97,7 +98,7 @@ export class SendSide {
     this.waiting.set(req.id, req);
     const { tag, myRank, cid, seq, id } = req;
     const len = sendLength(req);
-    if (conn.writeTracked(req, len, tag, flags, myRank, cid, seq, id, credit, payload)) {
+    if (conn.out.writeTracked(req, len, tag, flags, myRank, cid, seq, id, credit, payload)) {
       this.flushed(req);
     }
   }
@@ -163,7 +164,7 @@ export class SendSide {
     const flags = EnvFlag.SECOND | (req.kind << KIND_SHIFT);
     const { tag, myRank, cid, seq, id } = req;
     const len = sendLength(req);
-    if (conn.writeTracked(req, len, tag, flags, myRank, cid, seq, id, rid, payload)) {
+    if (conn.out.writeTracked(req, len, tag, flags, myRank, cid, seq, id, rid, payload)) {
       this.flushed(req);
     }
   }
@@ -190,7 +191,7 @@ export class SendSide {
         (bits & S_NEED_ACK && !(bits & S_ACKED)));
     if (!waitingReceiver || bits & S_CANCELING) return;
     req.rpi = bits | S_CANCELING;
-    conn?.writeSmall(0, req.tag, EnvFlag.CANCEL, req.myRank, req.cid, req.seq, req.id, 0, null);
+    conn?.out.writeSmall(0, req.tag, EnvFlag.CANCEL, req.myRank, req.cid, req.seq, req.id, 0, null);
   }
 
   /** The receiver's answer to a cancel: taken back (the send completes cancelled) or too late. */

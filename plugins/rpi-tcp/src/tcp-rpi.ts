@@ -130,7 +130,7 @@ export class TcpRpi implements TcpTransport, ConnectionOwner {
     return {
       dial: (proc: Proc, at: PeerAddress) => this.dial(proc, at),
       adopt: (proc: Proc, conn: Connection) => {
-        if (this.holding) conn.hold(); // a checkpoint holds every connection, new ones too
+        if (this.holding) conn.out.hold(); // a checkpoint holds every connection, new ones too
         this.conns.set(proc, conn);
         proc.mode |= ProcMode.RPI_CONNECT;
       },
@@ -182,7 +182,7 @@ export class TcpRpi implements TcpTransport, ConnectionOwner {
       return;
     }
     if (this.finalizing || conn.closing) return;
-    if (conn.holding) {
+    if (conn.out.holding) {
       // A frozen job (a checkpoint): a restart may replace the connection (its process image
       // outlived its sockets); the loss counts only if the job goes on over it (releaseWrites).
       this.lostWhileHeld.set(conn, reason);
@@ -315,10 +315,10 @@ export class TcpRpi implements TcpTransport, ConnectionOwner {
     }
     const conn = this.connectionTo(proc, 'traffic');
     return {
-      sent: conn.bytesOut,
+      sent: conn.out.bytesOut,
       received: conn.bytesIn,
-      queued: conn.queued,
-      held: conn.heldBytes,
+      queued: conn.out.queued,
+      held: conn.out.heldBytes,
       messagesSent: conn.credits.sent,
       messagesReceived: conn.credits.received,
       connection: conn.generation,
@@ -327,12 +327,12 @@ export class TcpRpi implements TcpTransport, ConnectionOwner {
 
   holdWrites(): void {
     this.holding = true;
-    for (const conn of this.conns.values()) conn.hold();
+    for (const conn of this.conns.values()) conn.out.hold();
   }
 
   releaseWrites(): void {
     this.holding = false;
-    for (const conn of this.conns.values()) conn.release();
+    for (const conn of this.conns.values()) conn.out.release();
     const lost = [...this.lostWhileHeld];
     this.lostWhileHeld.clear();
     for (const [conn, reason] of lost)
@@ -341,7 +341,7 @@ export class TcpRpi implements TcpTransport, ConnectionOwner {
 
   async whenFlushed(timeoutMs: number): Promise<void> {
     const conns = [...this.conns.values()];
-    const pending = () => conns.filter((c) => c.queued > 0 && !c.socket.destroyed);
+    const pending = () => conns.filter((c) => c.out.queued > 0 && !c.socket.destroyed);
     const flushed = (async () => {
       // Rarely anything is queued (the peers read all the time): poll instead of hooking writes.
       while (pending().length > 0) await new Promise((r) => setTimeout(r, 1));
@@ -354,7 +354,7 @@ export class TcpRpi implements TcpTransport, ConnectionOwner {
           ErrorClass.ERR_OTHER,
           `rpi tcp: whenFlushed: after ${timeoutMs} ms bytes are still queued for ` +
             pending()
-              .map((c) => `${c.proc!.describe()} (${c.queued})`)
+              .map((c) => `${c.proc!.describe()} (${c.out.queued})`)
               .join(', '),
         ),
     );
@@ -373,7 +373,7 @@ export class TcpRpi implements TcpTransport, ConnectionOwner {
     const old = [...this.conns.values()];
     for (const conn of old) {
       const peer = conn.proc!.describe();
-      if (!conn.holding) {
+      if (!conn.out.holding) {
         throw new MpiError(
           ErrorClass.ERR_OTHER,
           `rpi tcp: reconnect: the connection to ${peer} is not held; call holdWrites() and drain ` +
