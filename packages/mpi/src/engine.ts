@@ -30,6 +30,16 @@ function sendBytes(req: RpiRequest): number {
 }
 
 /**
+ * The bytes a wait for `req` may move: a send's, or what a receive's buffer (or layout) holds —
+ * a receive into a long buffer expects a long message, and in a ping-pong its reply comes only
+ * after the peer received the message before it (0 for a receive of any value, no buffer).
+ */
+function waitBytes(req: RpiRequest): number {
+  if (req.type !== ReqType.RECV) return sendBytes(req);
+  return req.buf?.byteLength ?? req.scatter?.length ?? 0;
+}
+
+/**
  * The progression engine of the MPI layer: the active request list (Ch. 5.1.2), the request
  * life cycle around the selected rpi module (build → start → done → destroy, Fig. 5.2), message
  * matching (posted receives, unexpected messages, sends to self: the MPI layer's, not the rpi's),
@@ -127,12 +137,13 @@ export class Engine implements RpiHost {
   }
 
   /**
-   * An MPI call begins to wait for `req` (or for something else: null): the event loop polls
-   * (a send's own transfer time longer). Returns the time it began, for `waitEnds`.
+   * An MPI call begins to wait for `req` (or for something else: null): the event loop polls,
+   * longer by the transfer time of the bytes `req` moves (a send's, or as many as a receive's
+   * buffer holds). Returns the time it began, for `waitEnds`.
    */
   waitBegins(req: RpiRequest | null): number {
     this.fastYield.waited();
-    return this.poller.hold(req === null || req.type === ReqType.RECV ? 0 : sendBytes(req));
+    return this.poller.hold(req === null ? 0 : waitBytes(req));
   }
 
   /** The wait for `req` that began at `since` is over (done, or its waiter went away). */

@@ -57,6 +57,17 @@ describe('polling while a long message arrives', () => {
     expect((await done).count).toBe(size);
   });
 
+  it('polls for the transfer time of what a receive buffer holds while the receive waits', async () => {
+    const size = 64 * 1024 * 1024; // 67 ms at the assumed 1 GB/s
+    const r = mpi.COMM_WORLD.irecv(new Uint8Array(size), 0, 43);
+    const done = r.wait();
+    await new Promise((resolve) => setTimeout(resolve, 20)); // past the 1 ms window
+    expect(poller().polling).toBe(true);
+    const host = loop.host();
+    host.complete(host.matchPosted(host.myProc, header(43, 8))!);
+    expect((await done).count).toBe(8);
+  });
+
   it('does not for a short message (it arrives with its envelope)', async () => {
     const host = loop.host();
     const r = mpi.COMM_WORLD.irecv(new Uint8Array(64), 0, 42);
