@@ -1,4 +1,3 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { withDeadline } from '@ssi/lam';
 import type { Communicator } from './comm';
 import { ErrorClass, MpiError } from './errors';
@@ -14,9 +13,6 @@ function collTimeout(call: string, comm: string, seconds: number): CollTimeout {
       'matching arguments?',
   );
 }
-
-/** The communicators whose collective operation the current async context runs inside. */
-const collectiveScope = new AsyncLocalStorage<ReadonlySet<Communicator>>();
 
 const RESOLVED: Promise<void> = Promise.resolve();
 
@@ -36,34 +32,39 @@ export class CollectiveSequence {
   constructor(private readonly comm: Communicator) {}
 
   run<T>(call: string, body: () => Promise<T>): Promise<T> {
-    const comm = this.comm;
-    const guarded = async (): Promise<T> => {
-      try {
-        if (comm.freed)
-          throw new MpiError(ErrorClass.ERR_COMM, `${call}: ${comm.name} has been freed`);
-        if (this.broken) {
-          throw new MpiError(
-            ErrorClass.ERR_COMM,
-            `${call}: ${comm.name} cannot be used for collectives any more: ${this.broken}`,
-          );
-        }
-        return await comm.host.engine.gate.call(() => this.bounded(call, body));
-      } catch (err) {
-        throw comm.raiseSync(err, call);
-      }
-    };
-    // A collective operation started from inside one on this communicator (a coll module's
-    // init building sub-communicators, a module calling another collective) runs at once.
-    const inside = collectiveScope.getStore();
-    if (inside?.has(comm)) return guarded();
-    const scope = new Set(inside ?? []).add(comm);
-    const inScope = () => collectiveScope.run(scope, guarded);
-    const result = this.tail.then(inScope, inScope);
+    const start = () => this.guarded(call, body);
+    const result = this.tail.then(start, start);
     this.tail = result.then(
       () => {},
       () => {},
     );
     return result;
+  }
+
+  /**
+   * Runs a collective operation at once: one that a coll module calls on the communicator it
+   * serves, inside the operation that invoked the module (an `init` building sub-communicators,
+   * an allreduce made of a reduce and a bcast). Queued behind its caller it would wait forever.
+   */
+  runNested<T>(call: string, body: () => Promise<T>): Promise<T> {
+    return this.guarded(call, body);
+  }
+
+  private async guarded<T>(call: string, body: () => Promise<T>): Promise<T> {
+    const comm = this.comm;
+    try {
+      if (comm.freed)
+        throw new MpiError(ErrorClass.ERR_COMM, `${call}: ${comm.name} has been freed`);
+      if (this.broken) {
+        throw new MpiError(
+          ErrorClass.ERR_COMM,
+          `${call}: ${comm.name} cannot be used for collectives any more: ${this.broken}`,
+        );
+      }
+      return await comm.host.engine.gate.call(() => this.bounded(call, body));
+    } catch (err) {
+      throw comm.raiseSync(err, call);
+    }
   }
 
   private async bounded<T>(call: string, body: () => Promise<T>): Promise<T> {
@@ -78,4 +79,28 @@ export class CollectiveSequence {
       throw err;
     }
   }
+}
+
+/**
+ * `comm` as its coll modules see it: the same communicator (every property and method reads and
+ * writes `comm`), except that the collectives called on it run at once through
+ * `sequence.runNested` instead of queuing behind the operation that invoked the module. A module
+ * only ever touches its communicator from inside a collective operation on it (`query`, `init`,
+ * an action, `finalize`), so every call through this view is nested in one.
+ *
+ * A view instead of an async-context marker: AsyncLocalStorage would turn on promise hooks for
+ * every promise of the process from the first collective on, which costs each message.
+ */
+export function insideCollectiveView(
+  comm: Communicator,
+  sequence: CollectiveSequence,
+  sequenceKey: string,
+): Communicator {
+  const nested: Pick<CollectiveSequence, 'run'> = {
+    run: (call, body) => sequence.runNested(call, body),
+  };
+  return new Proxy(comm, {
+    get: (target, prop, receiver) =>
+      prop === sequenceKey ? nested : Reflect.get(target, prop, receiver),
+  });
 }

@@ -7,7 +7,7 @@ import type { CollFramework, CommColl } from './coll/framework';
 import { type CollLocality, localityOf } from './coll/locality';
 import type { ReduceOp } from './coll/ops';
 import type { NumericArray } from './coll/types';
-import { CollectiveSequence } from './collective-call';
+import { CollectiveSequence, insideCollectiveView } from './collective-call';
 import { checkInto, isBufferLike, toMpiError } from './comm-checks';
 import {
   type ContextSource,
@@ -84,6 +84,7 @@ export class Communicator {
   private localTwin: Communicator | undefined;
   private collSetup: Promise<CommColl> | undefined;
   private readonly sequence = new CollectiveSequence(this);
+  private moduleView: Communicator | undefined;
 
   /** @internal */
   constructor(
@@ -193,9 +194,19 @@ export class Communicator {
     return new Group(this.remote, this.procs[this.rank]!);
   }
 
+  /**
+   * @internal This communicator as its coll modules get it (in `query`, `init`, every action
+   * and `finalize`): collectives called on it run at once, nested in the one that called the
+   * module (see `insideCollectiveView`).
+   */
+  get insideCollective(): Communicator {
+    this.moduleView ??= insideCollectiveView(this, this.sequence, 'sequence');
+    return this.moduleView;
+  }
+
   /** @internal The collective modules of this communicator, selected on first use. */
   collectives(): Promise<CommColl> {
-    this.collSetup ??= this.host.collFramework.select(this);
+    this.collSetup ??= this.host.collFramework.select(this.insideCollective);
     return this.collSetup;
   }
 
@@ -267,7 +278,7 @@ export class Communicator {
       this.freed = true;
       this.host.registry.remove(this);
       this.attributes.clear(this);
-      if (setup) await this.host.collFramework.release(this, await setup);
+      if (setup) await this.host.collFramework.release(this.insideCollective, await setup);
     });
   }
 
@@ -393,7 +404,7 @@ export class Communicator {
 
   /** `MPI_Barrier`: resolves when every member has called it. */
   barrier(): Promise<void> {
-    return this.collective('barrier', (coll) => api.barrier(this, coll));
+    return this.collective('barrier', (coll, self) => api.barrier(self, coll));
   }
 
   /**
@@ -403,7 +414,7 @@ export class Communicator {
    */
   bcast<T>(data: T, root = 0): Promise<T> {
     if (isTypedMessage(data)) return typed.bcast(this, data, root) as Promise<T>;
-    return this.collective('bcast', (coll) => api.bcast(this, coll, data, root));
+    return this.collective('bcast', (coll, self) => api.bcast(self, coll, data, root));
   }
 
   /**
@@ -417,8 +428,8 @@ export class Communicator {
     into?: BufferLike | TypedMessage,
   ): Promise<T[] | BufferLike | undefined> {
     if (typed.anyTyped(data, into)) return typed.gather(this, data, root, into) as Promise<T[]>;
-    return this.collective('gather', (coll) =>
-      api.gather(this, coll, data, root, into as BufferLike),
+    return this.collective('gather', (coll, self) =>
+      api.gather(self, coll, data, root, into as BufferLike),
     ) as Promise<T[] | BufferLike | undefined>;
   }
 
@@ -433,8 +444,8 @@ export class Communicator {
     if (isTypedMessage(data) || isTypedMessage(into)) {
       return typed.gatherv(this, data, counts, displs, root, into) as Promise<BufferLike>;
     }
-    return this.collective('gatherv', (coll) =>
-      api.gatherv(this, coll, data, counts, displs, root, into),
+    return this.collective('gatherv', (coll, self) =>
+      api.gatherv(self, coll, data, counts, displs, root, into),
     );
   }
 
@@ -450,8 +461,8 @@ export class Communicator {
     if (isTypedMessage(data) || isTypedMessage(into)) {
       return typed.scatter(this, data, root, into) as Promise<T>;
     }
-    return this.collective('scatter', (coll) =>
-      api.scatter(this, coll, data, root, into),
+    return this.collective('scatter', (coll, self) =>
+      api.scatter(self, coll, data, root, into),
     ) as Promise<T>;
   }
 
@@ -466,8 +477,8 @@ export class Communicator {
     if (isTypedMessage(data) || isTypedMessage(into)) {
       return typed.scatterv(this, data, counts, displs, root, into) as Promise<BufferLike>;
     }
-    return this.collective('scatterv', (coll) =>
-      api.scatterv(this, coll, data, counts, displs, root, into),
+    return this.collective('scatterv', (coll, self) =>
+      api.scatterv(self, coll, data, counts, displs, root, into),
     );
   }
 
@@ -477,8 +488,8 @@ export class Communicator {
     into?: BufferLike | TypedMessage,
   ): Promise<T[] | BufferLike> {
     if (typed.anyTyped(data, into)) return typed.allgather(this, data, into) as Promise<T[]>;
-    return this.collective('allgather', (coll) =>
-      api.allgather(this, coll, data, into as BufferLike),
+    return this.collective('allgather', (coll, self) =>
+      api.allgather(self, coll, data, into as BufferLike),
     ) as Promise<T[] | BufferLike>;
   }
 
@@ -492,8 +503,8 @@ export class Communicator {
     if (isTypedMessage(data) || isTypedMessage(into)) {
       return typed.allgatherv(this, data, counts, displs, into) as Promise<BufferLike>;
     }
-    return this.collective('allgatherv', (coll) =>
-      api.allgatherv(this, coll, data, counts, displs, into),
+    return this.collective('allgatherv', (coll, self) =>
+      api.allgatherv(self, coll, data, counts, displs, into),
     );
   }
 
@@ -503,8 +514,8 @@ export class Communicator {
     into?: BufferLike | TypedMessage,
   ): Promise<T[] | BufferLike> {
     if (typed.anyTyped(data, into)) return typed.alltoall(this, data, into) as Promise<T[]>;
-    return this.collective('alltoall', (coll) =>
-      api.alltoall(this, coll, data, into as BufferLike),
+    return this.collective('alltoall', (coll, self) =>
+      api.alltoall(self, coll, data, into as BufferLike),
     ) as Promise<T[] | BufferLike>;
   }
 
@@ -528,8 +539,8 @@ export class Communicator {
         recvDispls,
       ) as Promise<BufferLike>;
     }
-    return this.collective('alltoallv', (coll) =>
-      api.alltoallv(this, coll, data, sendCounts, sendDispls, into, recvCounts, recvDispls),
+    return this.collective('alltoallv', (coll, self) =>
+      api.alltoallv(self, coll, data, sendCounts, sendDispls, into, recvCounts, recvDispls),
     );
   }
 
@@ -541,8 +552,8 @@ export class Communicator {
     if (typed.anyTyped(...sends, ...intos)) {
       return typed.alltoallw(this, sends, intos) as Promise<BufferLike[]>;
     }
-    return this.collective('alltoallw', (coll) =>
-      api.alltoallw(this, coll, sends as BufferLike[], intos as BufferLike[]),
+    return this.collective('alltoallw', (coll, self) =>
+      api.alltoallw(self, coll, sends as BufferLike[], intos as BufferLike[]),
     );
   }
 
@@ -559,8 +570,8 @@ export class Communicator {
     if (typed.anyTyped(data, into)) {
       return typed.reduction(this, 'reduce', data, op, root, into) as Promise<T>;
     }
-    return this.collective('reduce', (coll) =>
-      api.reduce(this, coll, data, op, root, into as NumericArray),
+    return this.collective('reduce', (coll, self) =>
+      api.reduce(self, coll, data, op, root, into as NumericArray),
     ) as Promise<T | undefined>;
   }
 
@@ -569,8 +580,8 @@ export class Communicator {
     if (typed.anyTyped(data, into)) {
       return typed.reduction(this, 'allreduce', data, op, 0, into) as Promise<T>;
     }
-    return this.collective('allreduce', (coll) =>
-      api.allreduce(this, coll, data, op, into as NumericArray),
+    return this.collective('allreduce', (coll, self) =>
+      api.allreduce(self, coll, data, op, into as NumericArray),
     ) as Promise<T>;
   }
 
@@ -584,8 +595,8 @@ export class Communicator {
     if (isTypedMessage(data) || isTypedMessage(into)) {
       return typed.reduceScatter(this, data, counts, op, into) as Promise<NumericArray>;
     }
-    return this.collective('reduceScatter', (coll) =>
-      api.reduceScatter(this, coll, data, counts, op, into),
+    return this.collective('reduceScatter', (coll, self) =>
+      api.reduceScatter(self, coll, data, counts, op, into),
     );
   }
 
@@ -594,8 +605,8 @@ export class Communicator {
     if (typed.anyTyped(data, into)) {
       return typed.reduction(this, 'scan', data, op, 0, into) as Promise<T>;
     }
-    return this.collective('scan', (coll) =>
-      api.scan(this, coll, data, op, into as NumericArray, false),
+    return this.collective('scan', (coll, self) =>
+      api.scan(self, coll, data, op, into as NumericArray, false),
     ) as Promise<T>;
   }
 
@@ -608,14 +619,19 @@ export class Communicator {
     if (typed.anyTyped(data, into)) {
       return typed.reduction(this, 'exscan', data, op, 0, into) as Promise<T>;
     }
-    return this.collective('exscan', (coll) =>
-      api.scan(this, coll, data, op, into as NumericArray, true),
+    return this.collective('exscan', (coll, self) =>
+      api.scan(self, coll, data, op, into as NumericArray, true),
     ) as Promise<T | undefined>;
   }
 
   /** Runs one collective: selects the coll modules on first use, in this communicator's order. */
-  private collective<T>(call: string, body: (coll: CommColl) => Promise<T>): Promise<T> {
-    return this.sequence.run(call, async () => body(await this.collectives()));
+  private collective<T>(
+    call: string,
+    body: (coll: CommColl, self: Communicator) => Promise<T>,
+  ): Promise<T> {
+    return this.sequence.run(call, async () =>
+      body(await this.collectives(), this.insideCollective),
+    );
   }
 
   /** @internal Throws ERR_COMM when this communicator was freed. */

@@ -296,7 +296,7 @@ export async function allgather(
     const local = comm.local;
     const longestHere = new Int32Array(1);
     await collFunction(await local.collectives(), 'allreduce', local)(
-      local,
+      local.insideCollective,
       new Int32Array([mine.byteLength]),
       longestHere,
       MAX_I32,

@@ -4,6 +4,10 @@
  * `Communicator`, so that the MPI layer can change its communicator internals (process entries,
  * context ids, selection state) without breaking installed modules. `Communicator` satisfies it
  * structurally; a test double only has to provide what is listed here.
+ *
+ * A module gets one object per communicator in all of them (`Communicator.insideCollective`): a
+ * view of the user's communicator whose collectives run at once, nested in the operation that
+ * called the module, instead of queuing behind it.
  */
 import type { Communicator } from '../comm';
 import type { BufferLike } from '../data';

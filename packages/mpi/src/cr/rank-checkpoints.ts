@@ -323,7 +323,7 @@ export class RankCheckpoints {
   private async eachColl(fn: (actions: CollActions, comm: Communicator) => unknown): Promise<void> {
     for (const comm of this.args.communicators()) {
       const setup = await comm.selectedCollectives;
-      if (setup) await fn(setup.actions, comm);
+      if (setup) await fn(setup.actions, comm.insideCollective);
     }
   }
 }

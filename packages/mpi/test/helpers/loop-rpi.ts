@@ -1,3 +1,4 @@
+import type { SsiModule } from '@ssi/core';
 import { afterAll, beforeAll } from 'vitest';
 import type { Mpi, Proc, RpiActions, RpiHost, RpiModule, RpiRequest } from '../../src/index';
 import { MPI, RankControl, ReqType } from '../../src/index';
@@ -89,16 +90,20 @@ export function soloRuntime() {
 
 /**
  * A one-process MPI for the tests of a file (or a describe block): `MPI.init` over the loop rpi
- * and a solo runtime before them, finalize after. The returned function gives the `Mpi`.
+ * and a solo runtime before them (and `modules`, e.g. a coll module of the test), finalize after.
+ * The returned function gives the `Mpi`.
  */
-export function soloMpi(ssi: Record<string, string | number> = {}): () => Mpi {
+export function soloMpi(
+  ssi: Record<string, string | number> = {},
+  modules: SsiModule[] = [],
+): () => Mpi {
   const loop = loopRpi();
   const solo = soloRuntime();
   let mpi: Mpi | undefined;
   beforeAll(async () => {
     mpi = await MPI.init({
       runtime: solo.runtime,
-      modules: [loop.module],
+      modules: [loop.module, ...modules],
       ssi: { rpi: 'loop', ...ssi },
       searchFrom: [],
     });
