@@ -1,4 +1,4 @@
-import { withDeadline } from '@ssi/lam';
+import { CollectiveDeadline } from './collective-deadline';
 import type { Communicator } from './comm';
 import { ErrorClass, MpiError } from './errors';
 
@@ -26,31 +26,42 @@ const RESOLVED: Promise<void> = Promise.resolve();
  */
 export class CollectiveSequence {
   private tail: Promise<void> = RESOLVED;
+  /** Operations called and not yet settled (the one running and those queued behind it). */
+  private running = 0;
+  private readonly deadline = new CollectiveDeadline();
   /** Why collectives on this communicator cannot go on (a timed-out one), if so. */
   private broken: string | undefined;
 
   constructor(private readonly comm: Communicator) {}
 
   run<T>(call: string, body: () => Promise<T>): Promise<T> {
-    const start = () => this.guarded(call, body);
-    const result = this.tail.then(start, start);
-    this.tail = result.then(
-      () => {},
-      () => {},
-    );
+    // Nothing before it (the usual case): it starts now, without waiting for a reaction.
+    const result = this.running === 0 ? this.guarded(call, body, true) : this.afterTail(call, body);
+    this.running++;
+    this.tail = result.then(this.settled, this.settled);
     return result;
   }
 
   /**
    * Runs a collective operation at once: one that a coll module calls on the communicator it
    * serves, inside the operation that invoked the module (an `init` building sub-communicators,
-   * an allreduce made of a reduce and a bcast). Queued behind its caller it would wait forever.
+   * an allreduce made of a reduce and a bcast). Queued behind its caller it would wait forever;
+   * the caller's coll_base_timeout bounds it.
    */
   runNested<T>(call: string, body: () => Promise<T>): Promise<T> {
-    return this.guarded(call, body);
+    return this.guarded(call, body, false);
   }
 
-  private async guarded<T>(call: string, body: () => Promise<T>): Promise<T> {
+  private afterTail<T>(call: string, body: () => Promise<T>): Promise<T> {
+    const start = () => this.guarded(call, body, true);
+    return this.tail.then(start, start);
+  }
+
+  private readonly settled = (): void => {
+    this.running--;
+  };
+
+  private async guarded<T>(call: string, body: () => Promise<T>, bound: boolean): Promise<T> {
     const comm = this.comm;
     try {
       if (comm.freed)
@@ -61,7 +72,8 @@ export class CollectiveSequence {
           `${call}: ${comm.name} cannot be used for collectives any more: ${this.broken}`,
         );
       }
-      return await comm.host.engine.gate.call(() => this.bounded(call, body));
+      const gate = comm.host.engine.gate;
+      return await gate.call(bound ? () => this.bounded(call, body) : body);
     } catch (err) {
       throw comm.raiseSync(err, call);
     }
@@ -71,7 +83,7 @@ export class CollectiveSequence {
     const seconds = this.comm.host.params.get<number>('coll_base_timeout');
     if (seconds <= 0) return body();
     try {
-      return await withDeadline(body(), seconds * 1000, () =>
+      return await this.deadline.bound(body(), seconds * 1000, () =>
         collTimeout(call, this.comm.name, seconds),
       );
     } catch (err) {

@@ -83,6 +83,8 @@ export class Communicator {
   private collTwin: Communicator | undefined;
   private localTwin: Communicator | undefined;
   private collSetup: Promise<CommColl> | undefined;
+  /** `collSetup`'s value once it resolved: a collective then starts without an await. */
+  private collReady: CommColl | undefined;
   private readonly sequence = new CollectiveSequence(this);
   private moduleView: Communicator | undefined;
 
@@ -206,7 +208,10 @@ export class Communicator {
 
   /** @internal The collective modules of this communicator, selected on first use. */
   collectives(): Promise<CommColl> {
-    this.collSetup ??= this.host.collFramework.select(this.insideCollective);
+    this.collSetup ??= this.host.collFramework.select(this.insideCollective).then((coll) => {
+      this.collReady = coll;
+      return coll;
+    });
     return this.collSetup;
   }
 
@@ -629,9 +634,11 @@ export class Communicator {
     call: string,
     body: (coll: CommColl, self: Communicator) => Promise<T>,
   ): Promise<T> {
-    return this.sequence.run(call, async () =>
-      body(await this.collectives(), this.insideCollective),
-    );
+    return this.sequence.run(call, () => {
+      const ready = this.collReady;
+      if (ready) return body(ready, this.insideCollective);
+      return this.collectives().then((coll) => body(coll, this.insideCollective));
+    });
   }
 
   /** @internal Throws ERR_COMM when this communicator was freed. */

@@ -1,0 +1,68 @@
+import { afterEach, beforeEach, expect, it, vi } from 'vitest';
+import { CollectiveDeadline } from '../src/collective-deadline';
+
+/** One timer per communicator bounds its collectives one after another (coll_base_timeout). */
+beforeEach(() => {
+  vi.useFakeTimers();
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+const never = () => new Promise<never>(() => {});
+const expired = () => new Error('expired');
+
+/** Settles `p` into an inspectable state without awaiting it. */
+function track<T>(p: Promise<T>) {
+  const state: { value?: T; error?: Error } = {};
+  p.then(
+    (v) => {
+      state.value = v;
+    },
+    (e: Error) => {
+      state.error = e;
+    },
+  );
+  return state;
+}
+
+it('passes on what the work settles with', async () => {
+  const d = new CollectiveDeadline();
+  await expect(d.bound(Promise.resolve(7), 1000, expired)).resolves.toBe(7);
+  await expect(d.bound(Promise.reject(new Error('own')), 1000, expired)).rejects.toThrow('own');
+});
+
+it('rejects a call that outlives its time, and only that call', async () => {
+  const d = new CollectiveDeadline();
+  // Many quick calls first: the one timer outlives them without firing anything.
+  for (let i = 0; i < 5; i++) await d.bound(Promise.resolve(i), 1000, expired);
+  await vi.advanceTimersByTimeAsync(600);
+  const stuck = track(d.bound(never(), 1000, expired));
+  // The timer armed by the first call fires at 1000 ms and re-arms for this call's deadline.
+  await vi.advanceTimersByTimeAsync(999);
+  expect(stuck.error).toBeUndefined();
+  await vi.advanceTimersByTimeAsync(2);
+  expect(stuck.error?.message).toBe('expired');
+});
+
+it('a shorter time than the pending timer (the parameter lowered) replaces it', async () => {
+  const d = new CollectiveDeadline();
+  await d.bound(Promise.resolve(0), 300_000, expired);
+  const stuck = track(d.bound(never(), 50, expired));
+  await vi.advanceTimersByTimeAsync(51);
+  expect(stuck.error?.message).toBe('expired');
+});
+
+it('a call that finished is never expired later', async () => {
+  const d = new CollectiveDeadline();
+  let finish!: () => void;
+  const work = new Promise<void>((resolve) => {
+    finish = resolve;
+  });
+  const done = track(d.bound(work, 100, expired));
+  await vi.advanceTimersByTimeAsync(50);
+  finish();
+  await vi.advanceTimersByTimeAsync(200);
+  expect(done.error).toBeUndefined();
+  expect('value' in done).toBe(true);
+});
