@@ -85,22 +85,6 @@ export interface ConnectionOwner {
   closed(conn: Connection, reason: string): void;
 }
 
-/** Bodies up to this many bytes are copied byte by byte (see `copyBytes`). */
-const SMALL_COPY = 64;
-
-/**
- * Copies `n` bytes of `src` from `from` into `dst` at `at`. A short body (the common small
- * message) byte by byte: `Buffer.copy` allocates a view of the source and checks its arguments
- * first, which costs more than copying a few bytes.
- */
-function copyBytes(src: Buffer, from: number, dst: Uint8Array, at: number, n: number): void {
-  if (n > SMALL_COPY) {
-    src.copy(dst, at, from, from + n);
-    return;
-  }
-  for (let i = 0; i < n; i++) dst[at + i] = src[from + i]!;
-}
-
 /**
  * One connection to a peer (TCP or a Unix socket): authentication, the envelope/body read state
  * machine with reads straight into posted receive buffers, and its writing side (`out`, a
@@ -428,7 +412,7 @@ export class Connection {
         const take = Math.min(want, n - off);
         if (this.target !== null && this.bodyOff < this.keep) {
           const k = Math.min(take, this.keep - this.bodyOff);
-          copyBytes(buf, off, this.target, this.bodyOff, k);
+          buf.copy(this.target, this.bodyOff, off, off + k);
           if (this.bodyReq !== null) this.owner.stats.copiedPosted += k;
           else this.owner.stats.copiedUnexpected += k;
         } else if (this.sink !== null && this.bodyOff < this.keep) {
