@@ -21,6 +21,23 @@ import type { RpiActions, RpiHost, RpiModule, RpiRuntime } from './rpi/types';
 const POOL_MAX = 64;
 /** Sends to self up to this many bytes are copied and complete at once; longer ones wait. */
 const SELF_EAGER_LIMIT = 64 * 1024;
+/** A matched message this long takes a while to arrive: the polling covers it (`extend`). */
+const LONG_TRANSFER = 16 * 1024;
+
+/** Bytes of a send: its buffer's, or the total of its gather ranges. */
+function sendBytes(req: RpiRequest): number {
+  return req.gather === null ? (req.buf?.byteLength ?? 0) : req.gatherLength;
+}
+
+/**
+ * The bytes a wait for `req` may move: a send's, or what a receive's buffer (or layout) holds —
+ * a receive into a long buffer expects a long message, and in a ping-pong its reply comes only
+ * after the peer received the message before it (0 for a receive of any value, no buffer).
+ */
+function waitBytes(req: RpiRequest): number {
+  if (req.type !== ReqType.RECV) return sendBytes(req);
+  return req.buf?.byteLength ?? req.scatter?.length ?? 0;
+}
 
 /**
  * The progression engine of the MPI layer: the active request list (Ch. 5.1.2), the request
@@ -110,14 +127,29 @@ export class Engine implements RpiHost {
   /** Waits for `req` from the event loop (polling for the window, mpi_base_poll_us). */
   private sleepFor(req: RpiRequest): Promise<RpiRequest> {
     if (req.state === ReqState.DONE) return Promise.resolve(req);
-    const since = this.poller.hold();
-    this.fastYield.waited();
+    const since = this.waitBegins(req);
     return new Promise<RpiRequest>((resolve) => {
       req.onDone = (r) => {
-        this.poller.release(since);
+        this.waitEnds(since, r);
         resolve(r);
       };
     });
+  }
+
+  /**
+   * An MPI call begins to wait for `req` (or for something else: null): the event loop polls,
+   * longer by the transfer time of the bytes `req` moves (a send's, or as many as a receive's
+   * buffer holds). Returns the time it began, for `waitEnds`.
+   */
+  waitBegins(req: RpiRequest | null): number {
+    this.fastYield.waited();
+    return this.poller.hold(req === null ? 0 : waitBytes(req));
+  }
+
+  /** The wait for `req` that began at `since` is over (done, or its waiter went away). */
+  waitEnds(since: number, req: RpiRequest | null): void {
+    if (req === null) this.poller.release(since);
+    else this.poller.release(since, req.type === ReqType.RECV ? req.stLength : sendBytes(req));
   }
 
   verbose(level: number, message: string): void {
@@ -267,7 +299,10 @@ export class Engine implements RpiHost {
     if (header.seq > proc.recvSeq) proc.recvSeq = header.seq;
     if (this.matcher.postedCount === 0) return null;
     const req = this.matcher.takePosted(header.cid, header.rank, header.tag);
-    if (req !== null) matchStatus(req, proc, header);
+    if (req === null) return null;
+    matchStatus(req, proc, header);
+    // A long message starts arriving for a receive: poll while it comes, if someone waits.
+    if (header.length >= LONG_TRANSFER) this.poller.extend(header.length);
     return req;
   }
 
@@ -341,12 +376,11 @@ export class Engine implements RpiHost {
       return this.fastYield.completedAtOnce() ? nextTurn() : Promise.resolve();
     }
     keepAlive.hold();
-    const since = this.poller.hold();
-    this.fastYield.waited();
+    const since = this.waitBegins(null);
     const p = new Promise<void>((resolve) =>
       this.probeWaiters.push(() => {
         keepAlive.release();
-        this.poller.release(since);
+        this.waitEnds(since, null);
         resolve();
       }),
     );

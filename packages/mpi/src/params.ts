@@ -15,7 +15,7 @@ export const MPI_BASE_PARAMS = {
   mpi_base_poll_us: {
     type: 'int',
     default: 100,
-    help: 'Microseconds an MPI call that waits (blocking send/receive, wait, waitall, probe) keeps the event loop polling its sockets (setImmediate turns) before it sleeps; 0 turns polling off. Nothing polls while no MPI call waits',
+    help: 'Microseconds an MPI call that waits (blocking send/receive, wait, waitall, probe) keeps the event loop polling its sockets (setImmediate turns) before it sleeps, plus the transfer time (at 1 GB/s) of a long message the call moves or its receive buffer holds; 0 turns polling off. Nothing polls while no MPI call waits',
   },
   mpi_base_poll_oversubscribed_us: {
     type: 'int',

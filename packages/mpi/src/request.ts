@@ -138,11 +138,11 @@ export class Request<T = Status> {
     }
     // Someone waits for this request: the event loop polls meanwhile (mpi_base_poll_us).
     const engine = this.comm.engineOf();
-    const since = engine.poller.hold();
-    engine.fastYield.waited();
+    const req = this.rreq;
+    const since = engine.waitBegins(req);
     let held = true;
     const letGo = () => {
-      if (held) engine.poller.release(since);
+      if (held) engine.waitEnds(since, req);
       held = false;
     };
     const waiter = () => {

@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
 import { FastYield } from '../src/progress/fast-yield';
 import { choosePolling, cpuPool } from '../src/progress/poll-policy';
-import { RECHECK_MS, WaitPoller } from '../src/progress/wait-poller';
+import { RECHECK_MS, TRANSFER_BYTES_PER_US, WaitPoller } from '../src/progress/wait-poller';
 
 /** The progress engine's parts in one process (issue 18); the real-process tests are tcp's. */
 
@@ -138,6 +138,39 @@ describe('WaitPoller', () => {
     const again = p.hold();
     expect([asked, p.budgetUs, p.windowUs, p.polling]).toEqual([2, 200, 200, true]);
     p.release(again);
+  });
+
+  it("polls a send's transfer time longer, and does not count it against the window", async () => {
+    const p = new WaitPoller(1000); // 1 ms
+    const bytes = 2000 * 1000 * TRANSFER_BYTES_PER_US; // 2 s of transfer
+    const since = p.hold(bytes);
+    await turnsAfter(40); // far past the 1 ms window
+    expect(p.polling).toBe(true);
+    p.release(since, bytes);
+    expect(p.windowUs).toBe(1000); // took 40 ms, less than its transfer time: a short wait
+    await turnsAfter(20);
+    expect(p.polling).toBe(false);
+    const long = performance.now() - 40;
+    p.hold();
+    p.release(long); // 40 ms without a message to show for it: a long wait
+    expect(p.windowUs).toBe(500);
+  });
+
+  it('extends the polling while a long message arrives for a waiting call', async () => {
+    const p = new WaitPoller(1000);
+    p.extend(1e9); // nobody waits: nothing to poll for
+    expect(p.polling).toBe(false);
+    const since = p.hold();
+    await turnsAfter(40);
+    expect(p.polling).toBe(false); // the window is over: the call sleeps
+    p.extend(2000 * 1000 * TRANSFER_BYTES_PER_US);
+    expect(p.polling).toBe(true);
+    const t = p.turns;
+    await turnsAfter(20);
+    expect(p.turns).toBeGreaterThan(t);
+    p.release(since);
+    await turnsAfter(20);
+    expect(p.polling).toBe(false);
   });
 
   it('never polls with a window of 0', async () => {

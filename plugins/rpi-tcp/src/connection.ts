@@ -1,6 +1,7 @@
 import net from 'node:net';
 import type { Proc, RecvScatter, RpiRequest, UnexpectedMessage } from '@ssi/mpi';
-import { ENVELOPE_BYTES, WireEnvelope, writeEnvelope } from '@ssi/mpi';
+import { ENVELOPE_BYTES, WireEnvelope } from '@ssi/mpi';
+import { ConnectionWriter } from './connection-writer';
 import { PeerCredits } from './credits';
 import type { Hello } from './handshake';
 import {
@@ -34,7 +35,6 @@ const R_BODY = 5; // the payload of an eager message or rendezvous body
 const R_CLOSED = 6;
 const R_PARKED = 7; // acceptor: HELLO read, the owner answers later (`answerHello`)
 
-const OUTBOX_BYTES = 64 * 1024;
 /** Bytes at the end of a body that are read through the read buffer (see `nextBuffer`). */
 const BODY_TAIL = 64;
 
@@ -86,30 +86,9 @@ export interface ConnectionOwner {
 }
 
 /**
- * A write kept back while the connection is held (`hold`): the envelope (and a small payload)
- * copied, or a large payload by reference with the send it belongs to (told when it is flushed).
- */
-interface HeldWrite {
-  head: Buffer;
-  payload: Payload | null;
-  req: RpiRequest | null;
-}
-
-/** A tracked payload: one buffer, or ranges of the user's buffer written as one (a gather send). */
-export type Payload = Uint8Array | readonly Uint8Array[];
-
-function payloadBytes(p: Payload): number {
-  if (!Array.isArray(p)) return (p as Uint8Array).byteLength;
-  let n = 0;
-  for (const r of p as readonly Uint8Array[]) n += r.byteLength;
-  return n;
-}
-
-/**
- * One TCP connection of the full mesh: authentication, the envelope/body read state machine
- * with reads straight into posted receive buffers, and writes that avoid allocation (small
- * messages are copied into a per-connection outbox; large ones go out as header + payload in
- * one writev, without a copy).
+ * One connection to a peer (TCP or a Unix socket): authentication, the envelope/body read state
+ * machine with reads straight into posted receive buffers, and its writing side (`out`, a
+ * `ConnectionWriter`).
  */
 export class Connection {
   socket!: net.Socket;
@@ -125,6 +104,8 @@ export class Connection {
   /** How many connections to this peer there have been: 1, plus one per reconnect (`adopt`). */
   generation = 1;
   readonly ready: Promise<void>;
+  /** The writing side: protocol writes, held writes, byte counter (`out.bytesOut`). */
+  readonly out: ConnectionWriter;
   closing = false;
   /** The socket family: TCP, or a Unix-domain socket to a peer on this node (`rpi_tcp_unix`). */
   via: 'tcp' | 'unix' = 'tcp';
@@ -137,15 +118,10 @@ export class Connection {
   private readonly envelope = new WireEnvelope();
   /** It closed between two frames (a reconnect may replace it without losing a message). */
   private closedAtBoundary = false;
-  /** Bytes written to / read from the socket, everything included (crtcp's drain counters). */
-  bytesOut = 0;
+  /** Bytes read from the socket, everything included (crtcp's drain counters; written: `out`). */
   bytesIn = 0;
   /** `whenReceived` calls waiting for `bytesIn` to reach their count. */
   private drainWaiters: { bytes: number; resolve: () => void }[] = [];
-  /** Writes kept back while a checkpoint holds the connection (null: not holding). */
-  private heldWrites: HeldWrite[] | null = null;
-  /** Bytes in `heldWrites`. */
-  heldBytes = 0;
 
   private rstate: number;
   private readonly hdr = Buffer.allocUnsafe(Math.max(ENVELOPE_BYTES, RESPONSE_BYTES, HELLO_BYTES));
@@ -166,13 +142,6 @@ export class Connection {
   /** The pending direct read goes into a run of a scattered receive's layout (`sink.run`). */
   private directRun = false;
 
-  private outbox = Buffer.allocUnsafeSlow(OUTBOX_BYTES);
-  private outPos = 0;
-  private fqReq: (RpiRequest | null)[] = [];
-  private fqId: number[] = [];
-  private fqSeq: number[] = [];
-  private fqHead = 0;
-
   private hello: Hello | null = null;
   private nonce: Buffer | null = null;
   private resolveReady!: () => void;
@@ -184,6 +153,7 @@ export class Connection {
     accepting: boolean,
   ) {
     this.rstate = accepting ? R_HELLO : R_RESPONSE;
+    this.out = new ConnectionWriter((req) => owner.sendFlushed(req));
     this.ready = new Promise<void>((resolve, reject) => {
       this.resolveReady = resolve;
       this.rejectReady = reject;
@@ -247,7 +217,7 @@ export class Connection {
     this.reached = true;
     const { bytes, nonce } = makeHello(this.owner.jobId, this.owner.myRank, this.proc!.gps.grank);
     this.nonce = nonce;
-    this.write(bytes);
+    this.out.write(bytes);
   }
 
   /**
@@ -281,6 +251,7 @@ export class Connection {
 
   private attach(socket: net.Socket): void {
     this.socket = socket;
+    this.out.socket = socket;
     // The MPI layer keeps the process alive while requests are active; an idle connection must
     // not (a program that returns without MPI.finalize would hang instead of being told).
     socket.unref();
@@ -576,7 +547,7 @@ export class Connection {
         this.refuse(`rank ${peer}: ${nonceA}`);
         return n;
       }
-      this.write(makeProof(o.secret, o.jobId, nonceA, o.myRank, peer));
+      this.out.write(makeProof(o.secret, o.jobId, nonceA, o.myRank, peer));
       this.rstate = R_HEADER;
       o.established(this);
       this.resolveReady();
@@ -599,7 +570,7 @@ export class Connection {
     const o = this.owner;
     const { bytes: response, nonce } = makeResponse(o.secret, o.jobId, hello);
     this.nonce = nonce;
-    this.write(response);
+    this.out.write(response);
     this.rstate = R_PROOF;
   }
 
@@ -622,186 +593,9 @@ export class Connection {
     this.expectingSecond = old.expectingSecond;
     this.credits = old.credits;
     this.credits.forgetHeld();
-    this.heldWrites = old.heldWrites;
-    this.heldBytes = old.heldBytes;
-    old.heldWrites = null;
-    old.heldBytes = 0;
+    this.out.takeHeld(old.out);
     this.generation = old.generation + 1;
   }
-
-  // ---- holding writes (a checkpoint's drain) -------------------------------------------------
-
-  /** From now on every protocol write is kept back (not written, not counted) until `release`. */
-  hold(): void {
-    if (this.heldWrites === null) this.heldWrites = [];
-  }
-
-  get holding(): boolean {
-    return this.heldWrites !== null;
-  }
-
-  private keepBack(w: HeldWrite): void {
-    this.heldWrites!.push(w);
-    this.heldBytes += w.head.byteLength + (w.payload === null ? 0 : payloadBytes(w.payload));
-  }
-
-  /** Writes what was held, in order, and stops holding. */
-  release(): void {
-    const held = this.heldWrites;
-    if (held === null) return;
-    this.heldWrites = null;
-    this.heldBytes = 0;
-    const socket = this.socket;
-    for (const { head, payload, req } of held) {
-      if (payload === null) {
-        this.bytesOut += head.byteLength;
-        socket.write(head);
-        continue;
-      }
-      this.bytesOut += head.byteLength + payloadBytes(payload);
-      socket.cork();
-      socket.write(head);
-      this.writePayload(payload);
-      socket.uncork();
-      const flushed = socket.writableLength === 0;
-      this.fqReq.push(flushed ? null : req);
-      this.fqId.push(req!.id);
-      this.fqSeq.push(req!.seq);
-      if (flushed) this.owner.sendFlushed(req!);
-    }
-  }
-
-  // ---- writing -----------------------------------------------------------------------------
-
-  /** A handshake write, counted. */
-  private write(bytes: Uint8Array): void {
-    this.bytesOut += bytes.byteLength;
-    this.socket.write(bytes);
-  }
-
-  /** Bytes queued in Node that have not reached the kernel yet. */
-  get queued(): number {
-    return this.socket.writableLength;
-  }
-
-  /**
-   * Writes an envelope and a small payload (copied into the outbox) as one write. After it
-   * returns the caller's payload may be reused.
-   */
-  writeSmall(
-    length: number,
-    tag: number,
-    flags: number,
-    rank: number,
-    cid: number,
-    seq: number,
-    sid: number,
-    rid: number,
-    payload: Uint8Array | null,
-  ): void {
-    const plen = payload === null ? 0 : payload.byteLength;
-    const total = ENVELOPE_BYTES + plen;
-    if (this.heldWrites !== null) {
-      const head = Buffer.allocUnsafe(total);
-      writeEnvelope(head, 0, length, tag, flags, rank, cid, seq, sid, rid);
-      if (plen > 0) head.set(payload!, ENVELOPE_BYTES);
-      this.keepBack({ head, payload: null, req: null });
-      return;
-    }
-    if (this.outPos + total > this.outbox.length) {
-      this.outbox = Buffer.allocUnsafeSlow(Math.max(OUTBOX_BYTES, total));
-      this.outPos = 0;
-    }
-    const start = this.outPos;
-    const out = this.outbox;
-    writeEnvelope(out, start, length, tag, flags, rank, cid, seq, sid, rid);
-    if (plen > 0) out.set(payload!, start + ENVELOPE_BYTES);
-    const end = start + total;
-    const socket = this.socket;
-    this.bytesOut += total;
-    socket.write(out.subarray(start, end));
-    this.outPos = socket.writableLength === 0 ? 0 : end;
-  }
-
-  /**
-   * Writes an envelope followed by `payload` without copying it (one writev; a list of ranges is
-   * gathered by the same writev). `req` is told when the payload has reached the kernel
-   * (`sendFlushed`), at once if the write completed synchronously. Returns whether it did.
-   */
-  writeTracked(
-    req: RpiRequest,
-    length: number,
-    tag: number,
-    flags: number,
-    rank: number,
-    cid: number,
-    seq: number,
-    sid: number,
-    rid: number,
-    payload: Payload,
-  ): boolean {
-    if (this.heldWrites !== null) {
-      const head = Buffer.allocUnsafe(ENVELOPE_BYTES);
-      writeEnvelope(head, 0, length, tag, flags, rank, cid, seq, sid, rid);
-      this.keepBack({ head, payload, req });
-      return false;
-    }
-    if (this.outPos + ENVELOPE_BYTES > this.outbox.length) {
-      this.outbox = Buffer.allocUnsafeSlow(OUTBOX_BYTES);
-      this.outPos = 0;
-    }
-    const start = this.outPos;
-    const out = this.outbox;
-    writeEnvelope(out, start, length, tag, flags, rank, cid, seq, sid, rid);
-    const socket = this.socket;
-    this.bytesOut += ENVELOPE_BYTES + length;
-    socket.cork();
-    socket.write(out.subarray(start, start + ENVELOPE_BYTES));
-    this.writePayload(payload);
-    socket.uncork();
-    if (socket.writableLength === 0) {
-      this.outPos = 0;
-      this.fqReq.push(null);
-      this.fqId.push(0);
-      this.fqSeq.push(0);
-      return true;
-    }
-    this.outPos = start + ENVELOPE_BYTES;
-    this.fqReq.push(req);
-    this.fqId.push(req.id);
-    this.fqSeq.push(req.seq);
-    return false;
-  }
-
-  /** Queues a payload on the corked socket; `onFlushed` runs once its last byte is written. */
-  private writePayload(payload: Payload): void {
-    const socket = this.socket;
-    if (!Array.isArray(payload)) {
-      socket.write(payload as Uint8Array, this.onFlushed);
-      return;
-    }
-    const ranges = payload as readonly Uint8Array[];
-    const last = ranges.length - 1;
-    for (let i = 0; i < last; i++) socket.write(ranges[i]!);
-    socket.write(ranges[last]!, this.onFlushed);
-  }
-
-  private readonly onFlushed = (err?: Error | null): void => {
-    const i = this.fqHead++;
-    const req = this.fqReq[i]!;
-    const id = this.fqId[i]!;
-    const seq = this.fqSeq[i]!;
-    this.fqReq[i] = null;
-    if (this.fqHead === this.fqReq.length) {
-      this.fqReq.length = 0;
-      this.fqId.length = 0;
-      this.fqSeq.length = 0;
-      this.fqHead = 0;
-    }
-    if (err) return; // the close handler fails what is pending
-    // id and seq: the same send pass (persistent requests keep their id, pooled ones their seq).
-    if (req !== null && req.id === id && req.seq === seq) this.owner.sendFlushed(req);
-  };
 
   /** Closes after everything queued has been written. */
   close(): Promise<void> {

@@ -1,7 +1,45 @@
 import type { ParamRegistry } from '@ssi/core';
+import type { RpiGather, RpiScatter } from '@ssi/mpi';
 import { params } from './params';
+import type { KernelBuffers, SocketTuner } from './socket-buffers';
 import { bufferSize, socketTuner, unixTuner } from './socket-buffers';
-import type { TcpSettings } from './tcp-rpi';
+
+/** Settings of one tcp module instance, from its parameters. */
+export interface TcpSettings {
+  /** Messages up to this many bytes are sent eagerly; longer ones by rendezvous. */
+  short: number;
+  /** Payloads up to this many bytes are copied next to their envelope (one write, no tracking). */
+  copyLimit: number;
+  /** Size of the shared read buffer. */
+  readBuffer: number;
+  /** Read size while rendezvous bodies are expected (bounds the part of a body that is copied). */
+  smallRead: number;
+  /** Bodies with at least this many bytes left are read straight into the receive buffer. */
+  directMin: number;
+  noDelay: boolean;
+  /** Announce posted long receives to their sender (receiver-initiated rendezvous). */
+  credits: boolean;
+  /** Kernel buffer sizes asked for (0: the kernel's autotuning), and what sets them. */
+  socketBuffers: KernelBuffers;
+  tuneSocket: SocketTuner | null;
+  /** Address to listen on; empty: the node address from the runtime. */
+  address: string;
+  connectTimeout: number;
+  /** Connect to a peer on the first send to it (true), or to every peer in addprocs. */
+  lazy: boolean;
+  /** Connect to peers on this node over a Unix-domain socket (`rpi_tcp_unix`; Linux only). */
+  unix: boolean;
+  /** What `tuneUnixSocket` asks for (`rpi_tcp_unix_sndbuf`). */
+  unixBuffers: KernelBuffers;
+  /** Sets the buffers of Unix-socket connections; null: `tuneSocket` or the kernel's. */
+  tuneUnixSocket: SocketTuner | null;
+  /** Why `tuneUnixSocket` is null (verbose output). */
+  unixUntuned: string;
+  /** Non-contiguous sends written from their ranges (`RpiActions.gather`); null: packed. */
+  gather: RpiGather | null;
+  /** Non-contiguous receives read into their layout (`RpiActions.scatter`); null: staged. */
+  scatter: RpiScatter | null;
+}
 
 /**
  * The settings of a tcp transport from the `rpi_tcp_*` parameters. Registers them first when the
