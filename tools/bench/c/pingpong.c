@@ -8,7 +8,8 @@
  * Rank 0 does MPI_Send then MPI_Recv into a preallocated buffer, rank 1 echoes. Rank 0 prints one
  * line per size, PINGPONG {"size":S,"iters":I,"oneWayNs":[...]}: one sample per repetition
  * (round trip / 2), after an unrecorded warm-up pass of a quarter of the iterations. Before the
- * first size, 4000 unrecorded round trips of 8 bytes warm up the connection, as in the Node drivers.
+ * first size, unrecorded round trips of 8 bytes for SSI_BENCH_WARMUP_MS warm up the connection, as
+ * in the Node drivers.
  *
  * SSI_BENCH_PREPOST=1: each receive is posted (MPI_Irecv) before the send it answers, as in
  * programs/pingpong-mpi.mjs.
@@ -84,14 +85,29 @@ int main(int argc, char **argv) {
   memset(rbuf, 0, (size_t)max);
   int peer = 1 - rank;
   int warm = max < 8 ? (int)max : 8;
-  for (int i = 0; i < 4000; i++) {
-    if (rank == 0) {
-      MPI_Send(sbuf, warm, MPI_BYTE, peer, 0, MPI_COMM_WORLD);
-      MPI_Recv(rbuf, warm, MPI_BYTE, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    } else {
-      MPI_Recv(rbuf, warm, MPI_BYTE, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-      MPI_Send(rbuf, warm, MPI_BYTE, peer, 0, MPI_COMM_WORLD);
+  const char *wm = getenv("SSI_BENCH_WARMUP_MS");
+  double warmup_ns = (wm != NULL ? atof(wm) : 2000.0) * 1e6;
+  double warm_t0 = now_ns();
+  /* Passes of 1000 round trips for at least SSI_BENCH_WARMUP_MS (and 4 passes), as the Node
+     drivers do; rank 0 says after each pass whether another follows. */
+  for (int pass = 1;; pass++) {
+    for (int i = 0; i < 1000; i++) {
+      if (rank == 0) {
+        MPI_Send(sbuf, warm, MPI_BYTE, peer, 0, MPI_COMM_WORLD);
+        MPI_Recv(rbuf, warm, MPI_BYTE, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      } else {
+        MPI_Recv(rbuf, warm, MPI_BYTE, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Send(rbuf, warm, MPI_BYTE, peer, 0, MPI_COMM_WORLD);
+      }
     }
+    unsigned char more = 0;
+    if (rank == 0) {
+      more = pass < 4 || now_ns() - warm_t0 < warmup_ns;
+      MPI_Send(&more, 1, MPI_BYTE, peer, 4, MPI_COMM_WORLD);
+    } else {
+      MPI_Recv(&more, 1, MPI_BYTE, peer, 4, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }
+    if (!more) break;
   }
 
   for (int p = 0; p < npoints; p++) {

@@ -8,12 +8,13 @@
 // Rank 0 prints one line per size, PINGPONG {"size":S,"iters":I,"oneWayNs":[...],"cpuNs":[...]}: one
 // sample per repetition (round trip / 2; cpuNs: the CPU time of both ranks per round trip), after
 // an unrecorded warm-up pass of a quarter of the iterations.
-// Before the first size, 4000 unrecorded round trips of 8 bytes warm up the process (the JIT).
+// Before the first size, unrecorded round trips of 8 bytes for SSI_BENCH_WARMUP_MS warm up the
+// process (the JIT).
 //
 //   pingpong-mpi.mjs paired <blocks> <block-iters> <size>...
 //
 // The paired mode: the two ranks also open the raw socket baseline (framed.mjs, the code of
-// pingpong-raw.mjs) between themselves, warm up both (4000 round trips of 8 bytes each), then per
+// pingpong-raw.mjs) between themselves, warm up both (round trips of 8 bytes for SSI_BENCH_WARMUP_MS each), then per
 // size alternate blocks of <block-iters> round trips over the tcp rpi and over the raw socket,
 // rpi first in even blocks and raw first in odd ones. Rank 0 prints one line per size,
 // PAIRED {"size":S,"blockIters":K,"rpiNs":[...],"rawNs":[...]}: one-way ns of each block, the
@@ -37,8 +38,12 @@ const plan = paired
       return { size, iters };
     });
 const maxSize = Math.max(1, ...plan.map((p) => p.size));
-/** Round trips of 8 B before the first size (the JIT of a fresh process). */
-const WARMUP = 4000;
+/**
+ * Round trips of 8 B before the first size, for at least SSI_BENCH_WARMUP_MS (and at least 4000):
+ * a fresh process runs its first passes 2-20 times slower than later ones (the JIT).
+ */
+const WARMUP_MS = Number(process.env.SSI_BENCH_WARMUP_MS ?? 2000);
+const WARMUP_PASS = 1000;
 
 // Pinned before MPI.init when the launcher says the rank (SSI_RANK): MPI.init sees the binding
 // (its progress engine polls a bound rank on a busy machine, and would otherwise notice only at
@@ -118,8 +123,25 @@ async function cpuPerRoundTrip(cpuUs, n) {
   return ((mine[0] + theirs[0]) * 1000) / n;
 }
 
+/**
+ * Passes of `rounds(8 B)` until rank 0 has spent WARMUP_MS on them (at least four passes); rank 0
+ * tells rank 1 after each pass whether another follows, so both run the same number.
+ */
+async function warmUp(rounds) {
+  const more = new Uint8Array(1);
+  const t0 = performance.now();
+  for (let pass = 1; ; pass++) {
+    await rounds(Math.min(8, maxSize), WARMUP_PASS);
+    if (rank === 0) {
+      more[0] = pass < 4 || performance.now() - t0 < WARMUP_MS ? 1 : 0;
+      await world.send(more, 1, 4);
+    } else await world.recv(more, 0, 4);
+    if (more[0] === 0) return;
+  }
+}
+
 async function timedPasses() {
-  await rpiRounds(Math.min(8, maxSize), WARMUP);
+  await warmUp(rpiRounds);
   const nreps = Number(args[0]);
   for (const { size, iters } of plan) {
     const oneWayNs = [];
@@ -168,8 +190,8 @@ async function pairedBlocks() {
     await world.send(token, 1, 2);
     return ns;
   };
-  await rpiRounds(Math.min(8, maxSize), WARMUP);
-  await rawRounds(Math.min(8, maxSize), WARMUP);
+  await warmUp(rpiRounds);
+  await warmUp(rawRounds);
   for (const { size, iters } of plan) {
     const rpiNs = [];
     const rawNs = [];

@@ -14,7 +14,8 @@
 //
 // PINGPONG {"size":S,"iters":I,"oneWayNs":[...]}: one sample per repetition (round trip / 2),
 // after an unrecorded warm-up pass of a quarter of the iterations: what every driver prints.
-// Before the first size, 4000 unrecorded round trips of 8 bytes warm up the process (the JIT).
+// Before the first size, unrecorded round trips of 8 bytes warm up the process (the JIT), for at
+// least SSI_BENCH_WARMUP_MS (default 2000) and at least 4000 of them, as in pingpong-mpi.mjs.
 // SSI_BENCH_RAW_POLL=1: both sides keep the event loop polling (keepPolling of framed.mjs).
 // SSI_BENCH_CPUS="A,B": the ping side pins itself to CPU A, the echo side to CPU B (taskset).
 import { connectPing, keepPolling, listenEcho, pin } from './framed.mjs';
@@ -34,7 +35,11 @@ async function ping(port, reps, plan) {
   const stop = keepPolling();
   const sbuf = new Uint8Array(maxSize);
   for (let i = 0; i < maxSize; i++) sbuf[i] = (i * 7 + 1) & 0xff;
-  for (let i = 0; i < 4000; i++) await round(sbuf.subarray(0, Math.min(8, maxSize)));
+  const warmupMs = Number(process.env.SSI_BENCH_WARMUP_MS ?? 2000);
+  const t0 = performance.now();
+  for (let pass = 1; pass <= 4 || performance.now() - t0 < warmupMs; pass++) {
+    for (let i = 0; i < 1000; i++) await round(sbuf.subarray(0, Math.min(8, maxSize)));
+  }
   for (const { size, iters } of plan) {
     const buf = sbuf.subarray(0, size);
     const oneWayNs = [];

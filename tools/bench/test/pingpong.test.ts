@@ -266,6 +266,14 @@ describe('pingpong benchmark: plan, driver output, tables, targets', () => {
     expect(planPingPong([], [0, 1]).cpus).toEqual([0, 1]);
   });
 
+  it('warm-up: 2 s of 8-byte round trips by default, 0.2 s with --quick, checked', () => {
+    expect(planPingPong([], [0, 1]).warmupMs).toBe(2000);
+    expect(planPingPong(['--quick'], [0, 1]).warmupMs).toBe(200);
+    expect(planPingPong(['--warmup-ms', '0'], [0, 1]).warmupMs).toBe(0);
+    expect(() => planPingPong(['--warmup-ms', '-5'], [0, 1])).toThrow(/--warmup-ms needs/);
+    expect(() => planPingPong(['--warmup-ms', 'soon'], [0, 1])).toThrow(/--warmup-ms needs/);
+  });
+
   it('tables: ratios against the raw socket, bandwidth as a percentage; targets', () => {
     const ns = (x: number) => stat([x, x, x]);
     const rows: PingPongRow[] = [

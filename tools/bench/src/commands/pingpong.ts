@@ -60,8 +60,8 @@ same run by the same loop (send, then receive into a preallocated buffer; the pe
           alternate blocks of round trips over the tcp rpi and over the raw socket; the ratio is
           the median over block pairs (what the targets are checked on at those sizes)
 One-way time = round trip / 2; bandwidth = size / one-way time. Repetitions are interleaved:
-round r runs every column once (4000 round trips of 8 bytes to warm up the processes, then per
-size a warm-up pass of a quarter of the iterations and a timed pass). In every column
+round r runs every column once (round trips of 8 bytes for --warmup-ms to warm up the
+processes, then per size a warm-up pass of a quarter of the iterations and a timed pass). In every column
 process 0 runs on the first CPU of --cpus and process 1 on the second (taskset / sched_setaffinity).
 
 options:
@@ -82,6 +82,10 @@ options:
   --block-iters N   paired: round trips per block (default 200, 50 with --quick)
   --cpus A,B|none   pin process 0 to CPU A and process 1 to CPU B (default: the first two CPUs this
                     process may use; A = B puts both on one CPU; none: the scheduler decides)
+  --warmup-ms N     round trips of 8 bytes before the first size, in every column, for at least N ms
+                    (default 2000; at least 4000 of them): a fresh Node process runs its first
+                    passes 2-20 times slower than later ones (the JIT), which a fixed 4000 did not
+                    cover; the C program gets the same
   --quick           a tenth of the iterations (a smoke run; numbers are noisier)`;
 
 /** The columns, in table order. */
@@ -197,6 +201,8 @@ export interface PingPongPlan {
   blockIters: number;
   /** CPUs of process 0 and process 1, or null: not pinned. */
   cpus: [number, number] | null;
+  /** Milliseconds of 8-byte round trips that warm up every column's processes first. */
+  warmupMs: number;
   /** The union of both size lists, ascending, each measured once per column and round. */
   points: Point[];
 }
@@ -272,6 +278,7 @@ export function planPingPong(args: string[], allowed = allowedCpus()): PingPongP
     'paired-sizes',
     'prepost',
     'rpi',
+    'warmup-ms',
   ]);
   if (bad.length > 0) throw new Error(`unknown option --${bad[0]}\n\n${USAGE}`);
   if (o.positional.length > 0)
@@ -279,6 +286,9 @@ export function planPingPong(args: string[], allowed = allowedCpus()): PingPongP
   const reps = o.number('reps', 5);
   if (!Number.isInteger(reps) || reps < 1) throw new Error('--reps needs an integer >= 1');
   const quick = o.has('quick');
+  const warmupMs = o.number('warmup-ms', quick ? 200 : 2000);
+  if (!Number.isInteger(warmupMs) || warmupMs < 0)
+    throw new Error('--warmup-ms needs an integer >= 0 (milliseconds)');
   const blocks = o.number('blocks', 10);
   if (!Number.isInteger(blocks) || blocks < 1) throw new Error('--blocks needs an integer >= 1');
   const blockIters = o.number('block-iters', quick ? 50 : 200);
@@ -341,6 +351,7 @@ export function planPingPong(args: string[], allowed = allowedCpus()): PingPongP
     blocks,
     blockIters,
     cpus,
+    warmupMs,
     points,
   };
 }
@@ -481,19 +492,23 @@ const twoRanks =
   (args, timeoutMs) =>
     run(2, args, timeoutMs);
 
-/** The drivers' environment: SSI_BENCH_CPUS set to the plan's CPUs, or removed. */
-function cpuEnv(cpus: readonly number[] | null): Record<string, string> {
-  return cpus ? { SSI_BENCH_CPUS: cpus.join(',') } : {};
+/**
+ * What every driver gets: SSI_BENCH_CPUS set to the plan's CPUs (or removed) and
+ * SSI_BENCH_WARMUP_MS.
+ */
+function cpuEnv(plan: PingPongPlan): Record<string, string> {
+  const warmup = { SSI_BENCH_WARMUP_MS: String(plan.warmupMs) };
+  return plan.cpus ? { SSI_BENCH_CPUS: plan.cpus.join(','), ...warmup } : warmup;
 }
 
-/** The MPI drivers' environment: the CPUs, and SSI_BENCH_PREPOST=1 with --prepost. */
+/** The MPI drivers' environment: the above, and SSI_BENCH_PREPOST=1 with --prepost. */
 function mpiEnv(plan: PingPongPlan): Record<string, string> {
-  return { ...cpuEnv(plan.cpus), ...(plan.prepost ? { SSI_BENCH_PREPOST: '1' } : {}) };
+  return { ...cpuEnv(plan), ...(plan.prepost ? { SSI_BENCH_PREPOST: '1' } : {}) };
 }
 
-function envWith(cpus: readonly number[] | null): NodeJS.ProcessEnv {
-  const env = { ...process.env, ...cpuEnv(cpus) };
-  if (!cpus) delete env.SSI_BENCH_CPUS;
+function envWith(plan: PingPongPlan): NodeJS.ProcessEnv {
+  const env = { ...process.env, ...cpuEnv(plan) };
+  if (!plan.cpus) delete env.SSI_BENCH_CPUS;
   return env;
 }
 
@@ -505,7 +520,7 @@ function envWith(cpus: readonly number[] | null): NodeJS.ProcessEnv {
 function rawRunner(
   root: string,
   maxSize: number,
-  cpus: readonly number[] | null,
+  plan: PingPongPlan,
   unixDir?: string,
 ): { run: Runner; info: Record<string, unknown> } {
   const program = join(root, 'programs', 'pingpong-raw.mjs');
@@ -515,14 +530,14 @@ function rawRunner(
     const echo = track(
       spawn(process.execPath, [program, 'echo', String(maxSize), ...where], {
         stdio: ['ignore', 'pipe', 'inherit'],
-        env: envWith(cpus),
+        env: envWith(plan),
       }),
     );
     try {
       const port = await firstLine(echo, 'PORT', 15_000);
       const ping = spawn(process.execPath, [program, 'ping', port, ...args], {
         stdio: ['ignore', 'pipe', 'pipe'],
-        env: envWith(cpus),
+        env: envWith(plan),
       });
       const r = await runChild(ping, 'raw socket ping-pong', timeoutMs);
       if (r.code !== 0)
@@ -764,14 +779,14 @@ export const pingpongCommand: BenchCommand = {
           runners[c] = twoRanks(t.run);
           info[c] = t.info;
         } else if (c === 'raw' || c === 'raw-unix') {
-          const t = rawRunner(root, maxSize, cpus, c === 'raw-unix' ? workDir : undefined);
+          const t = rawRunner(root, maxSize, plan, c === 'raw-unix' ? workDir : undefined);
           runners[c] = t.run;
           info[c] = t.info;
         } else {
           process.stderr.write('compiling c/pingpong.c with mpicc ...\n');
           const flags = () => ompiFlags(cpus, plan.prepost, plan.rpi === 'sm');
           const t = ompiRunner(root, 'pingpong', workDir, flags, {
-            ...envWith(cpus),
+            ...envWith(plan),
             ...mpiEnv(plan),
           });
           if ('skip' in t) {
