@@ -29,6 +29,7 @@ export class CollectiveSequence {
   /** Operations called and not yet settled (the one running and those queued behind it). */
   private running = 0;
   private readonly deadline = new CollectiveDeadline();
+  private timeoutSeconds: number | undefined;
   /** Why collectives on this communicator cannot go on (a timed-out one), if so. */
   private broken: string | undefined;
 
@@ -80,7 +81,10 @@ export class CollectiveSequence {
   }
 
   private async bounded<T>(call: string, body: () => Promise<T>): Promise<T> {
-    const seconds = this.comm.host.params.get<number>('coll_base_timeout');
+    // Read once: parameters do not change while the process runs, and a lookup reads
+    // process.env (several µs, a tenth of a small collective's own cost).
+    this.timeoutSeconds ??= this.comm.host.params.get<number>('coll_base_timeout');
+    const seconds = this.timeoutSeconds;
     if (seconds <= 0) return body();
     try {
       return await this.deadline.bound(body(), seconds * 1000, () =>
