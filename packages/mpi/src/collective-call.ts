@@ -36,9 +36,11 @@ export class CollectiveSequence {
   constructor(private readonly comm: Communicator) {}
 
   run<T>(call: string, body: () => Promise<T>): Promise<T> {
-    // Nothing before it (the usual case): it starts now, without waiting for a reaction.
-    const result = this.running === 0 ? this.guarded(call, body, true) : this.afterTail(call, body);
+    // Nothing before it (the usual case): it starts now, without waiting for a reaction. Counted
+    // first, so that a call its synchronous start makes queues behind it.
+    const idle = this.running === 0;
     this.running++;
+    const result = idle ? this.guarded(call, body, true) : this.afterTail(call, body);
     this.tail = result.then(this.settled, this.settled);
     return result;
   }
