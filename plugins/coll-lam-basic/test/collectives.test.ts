@@ -1,7 +1,7 @@
 import {
   COLLECTIVE_CASES,
   collectivesProgram,
-  type JobResult,
+  explainJob,
   killAllJobs,
   launchJob,
 } from '@ssi/mpi/testing';
@@ -15,10 +15,6 @@ import { afterEach, describe, expect, it } from 'vitest';
  * dup/split/create, intercommunicators, and bad input.
  */
 afterEach(() => killAllJobs());
-
-function explain(r: JobResult): string {
-  return `${r.failure ?? ''}\n--- output ---\n${r.output.slice(-4000)}`;
-}
 
 /** Every case but bad-input, which needs a short coll_base_timeout of its own (below). */
 const MATRIX = COLLECTIVE_CASES.filter((c) => c !== 'bad-input');
@@ -36,7 +32,7 @@ const run = (np: number, ssi: Record<string, string | number> = {}, cases: strin
 describe('lam_basic: every collective on one node', () => {
   it.each([1, 2, 3, 4, 5, 8])('%i ranks', async (np) => {
     const r = await run(np);
-    expect(r.ok, explain(r)).toBe(true);
+    expect(r.ok, explainJob(r)).toBe(true);
     for (const c of MATRIX) expect(r.output).toContain(`case ${c} ok`);
   });
 
@@ -45,7 +41,7 @@ describe('lam_basic: every collective on one node', () => {
     async (np) => {
       // A short collective timeout: the case shows that nobody waits past it.
       const r = await run(np, { coll_base_timeout: 3 }, ['bad-input']);
-      expect(r.ok, explain(r)).toBe(true);
+      expect(r.ok, explainJob(r)).toBe(true);
       expect(r.output).toContain('case bad-input ok');
     },
   );
@@ -60,7 +56,7 @@ describe('lam_basic: every collective on one node', () => {
         'reduce',
         'scan',
       ]);
-      expect(r.ok, explain(r)).toBe(true);
+      expect(r.ok, explainJob(r)).toBe(true);
     }
   });
 });
@@ -76,7 +72,7 @@ describe('lam_basic across node addresses, uneven ranks per node', () => {
         ssi: { rpi: 'tcp' },
         timeoutMs: 300_000,
       });
-      expect(r.ok, explain(r)).toBe(true);
+      expect(r.ok, explainJob(r)).toBe(true);
     }
   });
 });
@@ -86,7 +82,7 @@ describe('the coll framework around a partial, hierarchical module', () => {
     const program = new URL('./fixtures/partial-module.mjs', import.meta.url).pathname;
     for (const np of [1, 4]) {
       const r = await launchJob({ np, program, ssi: { rpi: 'tcp' }, timeoutMs: 120_000 });
-      expect(r.ok, explain(r)).toBe(true);
+      expect(r.ok, explainJob(r)).toBe(true);
       expect(r.output).toContain('partial module ok');
     }
   });

@@ -1,4 +1,4 @@
-import { type JobResult, killAllJobs, launchJob } from '@ssi/mpi/testing';
+import { explainJob, killAllJobs, launchJob } from '@ssi/mpi/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 
 /**
@@ -11,10 +11,6 @@ afterEach(() => killAllJobs());
 
 const program = new URL('./fixtures/hierarchy-module.mjs', import.meta.url).pathname;
 const NODES = ['127.0.0.2', '127.0.0.3', '127.0.0.4'];
-
-function explain(r: JobResult): string {
-  return `${r.failure ?? ''}\n--- output ---\n${r.output.slice(-4000)}`;
-}
 
 const run = (mode: string, coll: string, extra: Record<string, string | number> = {}) =>
   launchJob({
@@ -30,7 +26,7 @@ const run = (mode: string, coll: string, extra: Record<string, string | number> 
 describe('--ssi coll <a specialised module> alone', () => {
   it('works on every communicator: the module where it accepts, lam_basic where it declines', async () => {
     const r = await run('run', 'nodewise', { coll_verbose: 0 });
-    expect(r.ok, explain(r)).toBe(true);
+    expect(r.ok, explainJob(r)).toBe(true);
     expect(r.output).toContain('hierarchy module ok');
     // Node locality as the launcher placed the ranks: blocks of two on three nodes.
     const nodes = 'nodes [[0,1],[2,3],[4]]';
@@ -59,7 +55,7 @@ describe('--ssi coll <a specialised module> alone', () => {
   it('--ssi coll ^lam_basic: no last candidate, no filling in, and errors that say so', async () => {
     // Every installed module but lam_basic and tuned (which would serve what nodewise declines).
     const r = await run('no-fallback', '^lam_basic,tuned');
-    expect(r.ok, explain(r)).toBe(true);
+    expect(r.ok, explainJob(r)).toBe(true);
     expect(r.output).toContain('no fallback ok');
   });
 });

@@ -1,6 +1,7 @@
 import {
   COLLECTIVE_CASES,
   collectivesProgram,
+  explainJob,
   type JobResult,
   killAllJobs,
   launchJob,
@@ -18,10 +19,6 @@ import { layout } from './helpers/layout';
 afterEach(() => killAllJobs());
 
 const program = new URL('./fixtures/smp-matrix.mjs', import.meta.url).pathname;
-
-function explain(r: JobResult): string {
-  return `${r.failure ?? ''}\n--- output ---\n${r.output.slice(-4000)}`;
-}
 
 const run = (perNode: number[], rpi: string, mode: 'full' | 'quick', ssi = {}) => {
   const l = layout(perNode);
@@ -56,14 +53,14 @@ describe('smp serves communicators that span nodes with a shared node', () => {
     [[3, 3, 2], 'sm', 'quick'],
   ] as const)('layout %j over %s (%s)', async (perNode, rpi, mode) => {
     const r = await run([...perNode], rpi, mode);
-    expect(r.ok, explain(r)).toBe(true);
+    expect(r.ok, explainJob(r)).toBe(true);
     expect(r.output).toContain('smp matrix ok');
     expect(served(r, 'COMM_WORLD'), 'smp serves the world').toBe('smp');
     expect(r.output).toMatch(/COMM_WORLD: smp hierarchy: nodes/);
     // buffers from coll_smp_shm_min_bytes on move through a shared area on each node
     expect(r.output).toMatch(/COMM_WORLD: smp: node \d shares an area of \d+ bytes/);
     // one-node halves: smp declines, lam_basic (the last candidate) serves them
-    expect(served(r, 'node 0'), explain(r)).toBe('lam_basic');
+    expect(served(r, 'node 0'), explainJob(r)).toBe('lam_basic');
     expect(r.output).toMatch(/smp: all \d ranks are on one node/);
     expect(served(r, 'interleaved'), 'smp serves the reordered world').toBe('smp');
   });
@@ -76,7 +73,7 @@ describe('smp options', () => {
       [[3, 3, 2], 'tcp'],
     ] as const) {
       const r = await run([...perNode], rpi, 'full', { coll_smp_bcast_segment_bytes: 100_000 });
-      expect(r.ok, explain(r)).toBe(true);
+      expect(r.ok, explainJob(r)).toBe(true);
       expect(served(r, 'COMM_WORLD')).toBe('smp');
     }
   });
@@ -91,7 +88,7 @@ describe('smp options', () => {
         coll_smp_shm_chunk_bytes: 262144,
         coll_smp_shm_min_bytes: 4096,
       });
-      expect(r.ok, explain(r)).toBe(true);
+      expect(r.ok, explainJob(r)).toBe(true);
       expect(r.output).toMatch(
         /COMM_WORLD: smp: node \d shares an area of \d+ bytes \(pieces of 262144\)/,
       );
@@ -100,7 +97,7 @@ describe('smp options', () => {
 
   it('coll_smp_shm 0: the sub-communicators move the data, still correct', async () => {
     const r = await run([2, 2], 'sm', 'full', { coll_smp_shm: 0 });
-    expect(r.ok, explain(r)).toBe(true);
+    expect(r.ok, explainJob(r)).toBe(true);
     expect(r.output).not.toMatch(/shares an area/);
   });
 
@@ -109,7 +106,7 @@ describe('smp options', () => {
       coll_smp_associative: 0,
       coll_smp_bcast_min_bytes: 1 << 20,
     });
-    expect(r.ok, explain(r)).toBe(true);
+    expect(r.ok, explainJob(r)).toBe(true);
   });
 
   it("an error inside a level reaches the caller under the parent's handler, no abort", async () => {
@@ -121,7 +118,7 @@ describe('smp options', () => {
       timeoutMs: 120_000,
       label: 'smp errors on 2+2',
     });
-    expect(r.ok, explain(r)).toBe(true);
+    expect(r.ok, explainJob(r)).toBe(true);
     expect(r.output.match(/errors ok at rank \d/g)).toHaveLength(4);
     expect(r.output).toMatch(/errors ok at rank 2: ERR_TRUNCATE/);
   });
@@ -142,7 +139,7 @@ describe('smp declines where a hierarchy gains nothing; lam_basic serves', () =>
     [[1, 1, 1, 1], 'one rank per node (4 nodes)'],
   ] as const)('layout %j', async (perNode, reason) => {
     const r = await run([...perNode], 'tcp', 'quick');
-    expect(r.ok, explain(r)).toBe(true);
+    expect(r.ok, explainJob(r)).toBe(true);
     expect(served(r, 'COMM_WORLD')).toBe('lam_basic');
     expect(r.output).toContain(`smp: ${reason}`);
   });
@@ -164,7 +161,7 @@ describe('the collectives suite of @ssi/mpi with smp (lam_basic fills in the res
       ssi: { rpi: 'sm', coll: 'smp', coll_verbose: 10 },
       label: 'collectives suite with smp on 2+2+1',
     });
-    expect(r.ok, explain(r)).toBe(true);
+    expect(r.ok, explainJob(r)).toBe(true);
     for (const c of cases) expect(r.output).toContain(`case ${c} ok`);
     expect(served(r, 'COMM_WORLD')).toBe('smp');
     const bad = await launchJob({
@@ -173,6 +170,6 @@ describe('the collectives suite of @ssi/mpi with smp (lam_basic fills in the res
       ssi: { rpi: 'tcp', coll: 'smp', coll_base_timeout: 3 },
       label: 'bad input with smp on 2+2+1',
     });
-    expect(bad.ok, explain(bad)).toBe(true);
+    expect(bad.ok, explainJob(bad)).toBe(true);
   });
 });

@@ -1,6 +1,7 @@
 import {
   COLLECTIVE_CASES,
   collectivesProgram,
+  explainJob,
   type JobResult,
   killAllJobs,
   launchJob,
@@ -16,10 +17,6 @@ import { afterEach, describe, expect, it } from 'vitest';
  * so a run that silently fell back to lam_basic fails here.
  */
 afterEach(() => killAllJobs());
-
-function explain(r: JobResult): string {
-  return `${r.failure ?? ''}\n--- output ---\n${r.output.slice(-4000)}`;
-}
 
 const MATRIX = COLLECTIVE_CASES.filter((c) => c !== 'bad-input');
 
@@ -40,7 +37,7 @@ const run = (
   });
 
 function expectTunedRun(r: JobResult, cases: readonly string[]): void {
-  expect(r.ok, explain(r)).toBe(true);
+  expect(r.ok, explainJob(r)).toBe(true);
   for (const c of cases) expect(r.output).toContain(`case ${c} ok`);
   expect(r.output, 'tuned serves COMM_WORLD').toMatch(/COMM_WORLD: tuned algorithms/);
 }
@@ -52,7 +49,7 @@ describe('tuned: every collective on one node', () => {
 
   it('bad input on 3 ranks: errors where the mistake is, nobody hangs', async () => {
     const r = await run(3, { coll_base_timeout: 3 }, ['bad-input']);
-    expect(r.ok, explain(r)).toBe(true);
+    expect(r.ok, explainJob(r)).toBe(true);
   });
 });
 
@@ -148,12 +145,12 @@ describe("tuned under smp: the module of the hierarchy's levels", () => {
       '127.0.0.2',
       '127.0.0.3',
     ]);
-    expect(r.ok, explain(r)).toBe(true);
+    expect(r.ok, explainJob(r)).toBe(true);
     for (const c of MATRIX) expect(r.output).toContain(`case ${c} ok`);
-    expect(servedBy(r, 'COMM_WORLD'), explain(r)).toBe('smp');
-    expect(servedBy(r, 'COMM_WORLD [smp node 0]'), explain(r)).toBe('tuned');
-    expect(servedBy(r, 'COMM_WORLD [smp node 1]'), explain(r)).toBe('tuned');
-    expect(servedBy(r, 'COMM_WORLD [smp leaders]'), explain(r)).toBe('tuned');
-    expect(servedBy(r, 'COMM_WORLD [smp flat]'), explain(r)).toBe('tuned');
+    expect(servedBy(r, 'COMM_WORLD'), explainJob(r)).toBe('smp');
+    expect(servedBy(r, 'COMM_WORLD [smp node 0]'), explainJob(r)).toBe('tuned');
+    expect(servedBy(r, 'COMM_WORLD [smp node 1]'), explainJob(r)).toBe('tuned');
+    expect(servedBy(r, 'COMM_WORLD [smp leaders]'), explainJob(r)).toBe('tuned');
+    expect(servedBy(r, 'COMM_WORLD [smp flat]'), explainJob(r)).toBe('tuned');
   });
 });

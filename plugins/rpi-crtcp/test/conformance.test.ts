@@ -1,4 +1,4 @@
-import { CONFORMANCE_CASES, conformanceProgram, killAllJobs, launchJob } from '@ssi/mpi/testing';
+import { conformanceCasesFor, conformanceProgram, killAllJobs, launchJob } from '@ssi/mpi/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 
 /**
@@ -8,15 +8,12 @@ import { afterEach, describe, expect, it } from 'vitest';
  */
 afterEach(() => killAllJobs());
 
-const casesFor = (np: number) =>
-  CONFORMANCE_CASES.filter((c) => np >= c.minRanks).map((c) => c.name);
-
 describe('crtcp: the conformance suite', () => {
   it.each([2, 3, 4])('passes every case on %i ranks', async (np) => {
     const r = await launchJob({
       np,
       program: conformanceProgram,
-      args: casesFor(np),
+      args: conformanceCasesFor(np),
       ssi: { rpi: 'crtcp', rpi_verbose: 10 },
       timeoutMs: 240_000,
       label: `conformance over crtcp on ${np} ranks`,

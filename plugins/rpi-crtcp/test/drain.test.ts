@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { type JobResult, killAllJobs, launchJob } from '@ssi/mpi/testing';
+import { explainJob, killAllJobs, launchJob } from '@ssi/mpi/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 
 /**
@@ -12,10 +12,6 @@ import { afterEach, describe, expect, it } from 'vitest';
 afterEach(() => killAllJobs());
 
 const program = join(import.meta.dirname, 'fixtures', 'drain-job.mjs');
-
-function explain(r: JobResult): string {
-  return `${r.failure ?? ''}\n--- output ---\n${r.output.slice(-4000)}`;
-}
 
 interface Drain {
   round: number;
@@ -73,7 +69,7 @@ describe('crtcp: a checkpoint drains every channel (Fig. 7.8)', () => {
       timeoutMs: 120_000,
       label: `drain-job ${mode} on ${np} ranks`,
     });
-    expect(r.ok, explain(r)).toBe(true);
+    expect(r.ok, explainJob(r)).toBe(true);
     expect(r.output.match(/OK rank \d+/g)?.length).toBe(np);
     expectPairsAgree(drains(r.output), np, rounds);
     expect(r.output).toMatch(/crtcp: rank 0 drained \d+ bytes, \d+ messages from/);
@@ -90,7 +86,7 @@ describe('crtcp: a checkpoint drains every channel (Fig. 7.8)', () => {
       timeoutMs: 120_000,
       label: 'drain-job restart on 3 ranks, rpi_tcp_lazy 1',
     });
-    expect(r.ok, explain(r)).toBe(true);
+    expect(r.ok, explainJob(r)).toBe(true);
     expect(r.output).toMatch(/tcp: rank 0 connected to 2 peers/);
     expect(r.output).not.toMatch(/on first use/);
     expectPairsAgree(drains(r.output), np, 1);
@@ -112,7 +108,7 @@ describe('crtcp: a checkpoint drains every channel (Fig. 7.8)', () => {
         timeoutMs: 120_000,
         label: `drain-job ${mode} on ${np} ranks, 6 MiB eager`,
       });
-      expect(r.ok, explain(r)).toBe(true);
+      expect(r.ok, explainJob(r)).toBe(true);
       expectPairsAgree(drains(r.output), np, rounds);
       const drained = drains(r.output).reduce((s, d) => s + d.bytes, 0);
       expect(drained).toBeGreaterThan(0);

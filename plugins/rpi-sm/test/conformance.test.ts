@@ -1,10 +1,10 @@
 import { availableParallelism } from 'node:os';
 import {
   COLLECTIVE_CASES,
-  CONFORMANCE_CASES,
   collectivesProgram,
+  conformanceCasesFor,
   conformanceProgram,
-  type JobResult,
+  explainJob,
   killAllJobs,
   launchJob,
 } from '@ssi/mpi/testing';
@@ -16,13 +16,6 @@ import { afterEach, describe, expect, it } from 'vitest';
  * with 2+2+1 ranks (shared memory on-node, tcp between nodes, ANY_SOURCE across both).
  */
 afterEach(() => killAllJobs());
-
-const casesFor = (np: number) =>
-  CONFORMANCE_CASES.filter((c) => np >= c.minRanks).map((c) => c.name);
-
-function explain(r: JobResult): string {
-  return `${r.failure ?? ''}\n--- output ---\n${r.output.slice(-4000)}`;
-}
 
 /** `sm: rank R: L ranks on this node, E elsewhere; wait MODE (...)` lines (rpi_verbose 10). */
 function layout(output: string): { rank: number; local: number; remote: number; wait: string }[] {
@@ -36,7 +29,11 @@ function layout(output: string): { rank: number; local: number; remote: number; 
 /** Lines of the tcp transport: it listens only where a rank has a peer on another node. */
 const tcpListening = (output: string) => output.match(/tcp: rank \d+ listening/g) ?? [];
 
-const run = (np: number, ssi: Record<string, string | number> = {}, args = casesFor(np)) =>
+const run = (
+  np: number,
+  ssi: Record<string, string | number> = {},
+  args = conformanceCasesFor(np),
+) =>
   launchJob({
     np,
     program: conformanceProgram,
@@ -49,7 +46,7 @@ const run = (np: number, ssi: Record<string, string | number> = {}, args = cases
 describe('sm rpi: conformance on one node', () => {
   it.each([2, 3, 4, 8])('passes every case on %i ranks, with no socket', async (np) => {
     const r = await run(np);
-    expect(r.ok, explain(r)).toBe(true);
+    expect(r.ok, explainJob(r)).toBe(true);
     expect(r.finalized).toEqual(new Array(np).fill(true));
     expect(layout(r.output).map((l) => [l.local, l.remote])).toEqual(new Array(np).fill([np, 0]));
     expect(tcpListening(r.output)).toEqual([]);
@@ -57,13 +54,13 @@ describe('sm rpi: conformance on one node', () => {
 
   it.each(['spin', 'block'])('passes every case on 3 ranks with rpi_sm_wait %s', async (mode) => {
     const r = await run(3, { rpi_sm_wait: mode });
-    expect(r.ok, explain(r)).toBe(true);
+    expect(r.ok, explainJob(r)).toBe(true);
     expect(layout(r.output).map((l) => l.wait)).toEqual([mode, mode, mode]);
   });
 
   it('with a 256-byte postbox, long messages take the two-record path and the rendezvous', async () => {
     const r = await run(3, { rpi_sm_short: 256 });
-    expect(r.ok, explain(r)).toBe(true);
+    expect(r.ok, explainJob(r)).toBe(true);
     const stats = [
       ...r.output.matchAll(/inline (\d+), eager in two records (\d+), by rendezvous (\d+)/g),
     ];
@@ -80,14 +77,14 @@ describe('sm rpi: oversubscription', () => {
 
   it(`with more ranks than cores (${np}) the default hybrid becomes block`, async () => {
     const r = await run(np, {}, ['modes', 'wildcards']);
-    expect(r.ok, explain(r)).toBe(true);
+    expect(r.ok, explainJob(r)).toBe(true);
     expect(layout(r.output).map((l) => l.wait)).toEqual(new Array(np).fill('block'));
     expect(r.output).toContain('oversubscribed');
   });
 
   it('a wait mode the user set is kept', async () => {
     const r = await run(np, { rpi_sm_wait: 'hybrid' }, ['modes']);
-    expect(r.ok, explain(r)).toBe(true);
+    expect(r.ok, explainJob(r)).toBe(true);
     expect(layout(r.output).map((l) => l.wait)).toEqual(new Array(np).fill('hybrid'));
   });
 
@@ -106,12 +103,12 @@ describe('sm rpi: across node addresses (2+2+1): shared memory on-node, tcp betw
       np: 5,
       nodes,
       program: conformanceProgram,
-      args: casesFor(5),
+      args: conformanceCasesFor(5),
       ssi: { rpi: 'sm', rpi_verbose: 10, rpi_sm_wait: mode },
       timeoutMs: 240_000,
       label: `sm conformance on 2+2+1 ranks, ${mode}`,
     });
-    expect(r.ok, explain(r)).toBe(true);
+    expect(r.ok, explainJob(r)).toBe(true);
     expect(layout(r.output).map((l) => [l.local, l.remote])).toEqual([
       [2, 3],
       [2, 3],
@@ -134,7 +131,7 @@ describe('sm rpi: spinning starves neither the tcp half nor timers', () => {
       ssi: { rpi: 'sm', rpi_sm_wait: 'spin', rpi_verbose: 10 },
       timeoutMs: 60_000,
     });
-    expect(r.ok, explain(r)).toBe(true);
+    expect(r.ok, explainJob(r)).toBe(true);
     expect(layout(r.output)[0]!.wait).toBe('spin');
     const m = r.output.match(
       /off-node message \(sent at 300 ms\) after (\d+) ms, timer \(200 ms\) after (\d+) ms, on-node \(sent at 1000 ms\) after (\d+) ms/,
@@ -157,7 +154,7 @@ describe('sm rpi: selection', () => {
       ssi: { rpi_verbose: 10 },
       timeoutMs: 60_000,
     });
-    expect(r.ok, explain(r)).toBe(true);
+    expect(r.ok, explainJob(r)).toBe(true);
     expect(r.output).toContain('selected rpi module sm (priority 50)');
   });
 
@@ -169,7 +166,7 @@ describe('sm rpi: selection', () => {
       ssi: { rpi_verbose: 10 },
       timeoutMs: 60_000,
     });
-    expect(r.ok, explain(r)).toBe(true);
+    expect(r.ok, explainJob(r)).toBe(true);
     expect(r.output).toContain('selected rpi module tcp');
     const forced = await launchJob({
       np: 1,
@@ -192,7 +189,7 @@ describe('sm rpi: selection', () => {
         timeoutMs: 60_000,
       });
     const r = await job({ rpi_verbose: 10 });
-    expect(r.ok, explain(r)).toBe(true);
+    expect(r.ok, explainJob(r)).toBe(true);
     expect(r.output).toContain('selected rpi module tcp');
     const forced = await job({ rpi: 'sm' });
     expect(forced.ok).toBe(false);
@@ -211,7 +208,7 @@ describe('sm rpi: the collectives matrix', () => {
       ssi: { rpi: 'sm' },
       timeoutMs: 300_000,
     });
-    expect(r.ok, explain(r)).toBe(true);
+    expect(r.ok, explainJob(r)).toBe(true);
     for (const c of MATRIX) expect(r.output).toContain(`case ${c} ok`);
   });
 
@@ -224,7 +221,7 @@ describe('sm rpi: the collectives matrix', () => {
       ssi: { rpi: 'sm' },
       timeoutMs: 300_000,
     });
-    expect(r.ok, explain(r)).toBe(true);
+    expect(r.ok, explainJob(r)).toBe(true);
     for (const c of MATRIX) expect(r.output).toContain(`case ${c} ok`);
   });
 });

@@ -2,17 +2,13 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type JobResult, killAllJobs, launchJob } from '@ssi/mpi/testing';
+import { explainJob, killAllJobs, launchJob } from '@ssi/mpi/testing';
 import { cleanStaleSegments, sessionPrefix } from '@ssi/shm';
 import { afterEach, describe, expect, it } from 'vitest';
 
 afterEach(() => killAllJobs());
 
 const fixture = (name: string) => new URL(`./fixtures/${name}`, import.meta.url).pathname;
-
-function explain(r: JobResult): string {
-  return `${r.failure ?? ''}\n--- output ---\n${r.output.slice(-4000)}`;
-}
 
 /**
  * Per rank, the body counts `rpi_verbose 10` printed at finalize: [rank, through the pool straight
@@ -32,7 +28,7 @@ describe('sm rpi: 0 B and 16 MiB messages', () => {
       ssi: { rpi: 'sm', rpi_verbose: 10 },
       timeoutMs: 120_000,
     });
-    expect(r.ok, explain(r)).toBe(true);
+    expect(r.ok, explainJob(r)).toBe(true);
     expect(r.output).toContain('rank 0 large messages ok');
     expect(r.output).toContain('rank 1 large messages ok');
     expect(r.output).toContain('long messages in a single copy (process_vm_readv/writev)');
@@ -52,7 +48,7 @@ describe('sm rpi: 0 B and 16 MiB messages', () => {
       ssi: { rpi: 'sm', rpi_verbose: 10, rpi_sm_split: 0 },
       timeoutMs: 120_000,
     });
-    expect(r.ok, explain(r)).toBe(true);
+    expect(r.ok, explainJob(r)).toBe(true);
     expect(r.output).toContain('rank 1 large messages ok');
     expect(bodyCounts(r.output)).toEqual([
       ['0', 0, 0, 3, 0, 0],
@@ -67,7 +63,7 @@ describe('sm rpi: 0 B and 16 MiB messages', () => {
       ssi: { rpi: 'sm', rpi_verbose: 10, rpi_sm_single_copy: 0 },
       timeoutMs: 120_000,
     });
-    expect(r.ok, explain(r)).toBe(true);
+    expect(r.ok, explainJob(r)).toBe(true);
     expect(r.output).toContain('rank 1 large messages ok');
     expect(r.output).toContain('long messages through the pool: rpi_sm_single_copy is 0');
     // each cleared before it came: all straight from the pool into the receive buffer
@@ -148,7 +144,7 @@ describe('sm rpi: clean-up of the node segment', () => {
         ssi: { rpi: 'sm' },
         timeoutMs: 60_000,
       });
-      expect(r.ok, explain(r)).toBe(true);
+      expect(r.ok, explainJob(r)).toBe(true);
       expect(ownSegments(prefix)).toEqual([]);
       expect(existsSync(join('/dev/shm', left[0]!))).toBe(false);
     } finally {

@@ -1,4 +1,4 @@
-import { type JobResult, killAllJobs, launchJob } from '@ssi/mpi/testing';
+import { explainJob, killAllJobs, launchJob } from '@ssi/mpi/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 
 /**
@@ -9,10 +9,6 @@ import { afterEach, describe, expect, it } from 'vitest';
 afterEach(() => killAllJobs());
 
 const fixture = (name: string) => new URL(`./fixtures/${name}`, import.meta.url).pathname;
-
-function explain(r: JobResult): string {
-  return `${r.failure ?? ''}\n--- output ---\n${r.output.slice(-4000)}`;
-}
 
 describe('sm rpi: a blocking wait that spins on shared memory', () => {
   it.each(['spin', 'hybrid'])(
@@ -26,7 +22,7 @@ describe('sm rpi: a blocking wait that spins on shared memory', () => {
         timeoutMs: 60_000,
         label: `rank 0's on-node receive, released only by its own event loop (${mode})`,
       });
-      expect(r.ok, explain(r)).toBe(true);
+      expect(r.ok, explainJob(r)).toBe(true);
       expect(r.output).toContain('rank 0 saw off-node hello, timer, on-node released');
     },
   );
@@ -43,7 +39,7 @@ describe('sm rpi: test() and iprobe() poll shared memory', () => {
         timeoutMs: 60_000,
         label: `test() loops over sm (${mode})`,
       });
-      expect(r.ok, explain(r)).toBe(true);
+      expect(r.ok, explainJob(r)).toBe(true);
       const loops = [...r.output.matchAll(/rank (\d) completed every loop \((\d+) tests/g)];
       expect(loops.map((m) => m[1]).sort()).toEqual(['0', '1']);
       // the loops ran (some test() said "not yet"), so polling in test() is what completed them

@@ -2,9 +2,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
-  CONFORMANCE_CASES,
+  conformanceCasesFor,
   conformanceProgram,
-  type JobResult,
+  explainJob,
   killAllJobs,
   launchJob,
 } from '@ssi/mpi/testing';
@@ -15,14 +15,6 @@ import { afterEach, describe, expect, it } from 'vitest';
  * one node: every case on 2, 3, 4 and 8 ranks (the stress case: 100k checksummed messages).
  */
 afterEach(() => killAllJobs());
-
-function casesFor(np: number): string[] {
-  return CONFORMANCE_CASES.filter((c) => np >= c.minRanks).map((c) => c.name);
-}
-
-function explain(r: JobResult): string {
-  return `${r.failure ?? ''}\n--- output ---\n${r.output.slice(-4000)}`;
-}
 
 /** The tcp rpi's finalize report (rpi_verbose 10): how its long messages went out, by rank. */
 const creditStats = (output: string) =>
@@ -44,12 +36,12 @@ describe('tcp rpi: conformance on one node', () => {
     const r = await launchJob({
       np,
       program: conformanceProgram,
-      args: casesFor(np),
+      args: conformanceCasesFor(np),
       ssi: { rpi: 'tcp' },
       timeoutMs: 240_000,
       label: `conformance on ${np} ranks`,
     });
-    expect(r.ok, explain(r)).toBe(true);
+    expect(r.ok, explainJob(r)).toBe(true);
     expect(r.finalized).toEqual(new Array(np).fill(true));
   });
 
@@ -57,12 +49,12 @@ describe('tcp rpi: conformance on one node', () => {
     const r = await launchJob({
       np: 4,
       program: conformanceProgram,
-      args: casesFor(4),
+      args: conformanceCasesFor(4),
       ssi: { rpi: 'tcp', rpi_tcp_lazy: 1 },
       timeoutMs: 240_000,
       label: 'conformance on 4 ranks, lazy connections',
     });
-    expect(r.ok, explain(r)).toBe(true);
+    expect(r.ok, explainJob(r)).toBe(true);
   });
 
   // (Not `cancel`: it relies on a 10-element standard send completing eagerly.)
@@ -83,7 +75,7 @@ describe('tcp rpi: conformance on one node', () => {
       ssi: { rpi: 'tcp', rpi_tcp_short: 16 },
       timeoutMs: 120_000,
     });
-    expect(r.ok, explain(r)).toBe(true);
+    expect(r.ok, explainJob(r)).toBe(true);
   });
 });
 
@@ -109,12 +101,12 @@ describe('tcp rpi: its transport surface, driven by another module', () => {
     const r = await launchJob({
       np: 4,
       program: conformanceProgram,
-      args: casesFor(4),
+      args: conformanceCasesFor(4),
       ssi: { rpi: 'twopath', ssi_base_module_path: modules, rpi_verbose: 0 },
       timeoutMs: 240_000,
       label: 'conformance over twopath',
     });
-    expect(r.ok, explain(r)).toBe(true);
+    expect(r.ok, explainJob(r)).toBe(true);
     const d = drains(r.output);
     expect([...d.keys()].sort()).toEqual([0, 1, 2, 3]);
     for (const [rank, { peers, counts }] of d) {
@@ -136,7 +128,7 @@ describe('tcp rpi: its transport surface, driven by another module', () => {
       ssi: { rpi: 'twopath', ssi_base_module_path: modules, rpi_tcp_short: 16, rpi_verbose: 10 },
       timeoutMs: 120_000,
     });
-    expect(r.ok, explain(r)).toBe(true);
+    expect(r.ok, explainJob(r)).toBe(true);
     // With a 16-byte eager limit the long messages asked or went on credits: counted at finalize.
     const stats = creditStats(r.output);
     expect(stats.length).toBeGreaterThan(0);
@@ -150,11 +142,11 @@ describe('tcp rpi: conformance across node addresses', () => {
       np: 5,
       nodes: ['127.0.0.2', '127.0.0.3', '127.0.0.4'],
       program: conformanceProgram,
-      args: casesFor(5),
+      args: conformanceCasesFor(5),
       ssi: { rpi: 'tcp' },
       timeoutMs: 240_000,
     });
-    expect(r.ok, explain(r)).toBe(true);
+    expect(r.ok, explainJob(r)).toBe(true);
   });
 });
 
@@ -218,7 +210,7 @@ describe('tcp rpi: large messages into posted receives are not copied', () => {
         ssi: { rpi: 'tcp', rpi_verbose: 10, rpi_tcp_credits: credits, rpi_tcp_lazy: 0 },
         timeoutMs: 60_000,
       });
-      expect(r.ok, explain(r)).toBe(true);
+      expect(r.ok, explainJob(r)).toBe(true);
       const stats = [
         ...r.output.matchAll(
           /rank (\d) body bytes read directly (\d+), copied into posted receives (\d+).*on a credit (\d+), on a crossing credit \d+, after a clear to send (\d+)/g,
@@ -244,7 +236,7 @@ describe('tcp rpi: receiver-initiated rendezvous (credits)', () => {
       ssi: { rpi: 'tcp', rpi_verbose: 10 },
       timeoutMs: 60_000,
     });
-    expect(r.ok, explain(r)).toBe(true);
+    expect(r.ok, explainJob(r)).toBe(true);
     const stats = creditStats(r.output);
     // Rank 1 posts its first receive before rank 0 can have heard of it: at most that one
     // message asks first (and its body goes when the credit crosses the request, or when it is
@@ -266,7 +258,7 @@ describe('tcp rpi: receiver-initiated rendezvous (credits)', () => {
         ssi: { rpi: 'tcp', rpi_verbose: 10, rpi_tcp_lazy: 0 }, // credits from the first message on
         timeoutMs: 60_000,
       });
-      expect(r.ok, explain(r)).toBe(true);
+      expect(r.ok, explainJob(r)).toBe(true);
       // rank 0: both persistent passes, the withdrawn and the first wildcard message crossed;
       // the second wildcard message (its credit was used up) and the synchronous one asked
       expect(creditStats(r.output).map((s) => [s.credited, s.crossed, s.asked])).toEqual([
@@ -285,7 +277,7 @@ describe('tcp rpi: receiver-initiated rendezvous (credits)', () => {
       ssi: { rpi: 'tcp', rpi_verbose: 10, rpi_tcp_credits: 0 },
       timeoutMs: 60_000,
     });
-    expect(r.ok, explain(r)).toBe(true);
+    expect(r.ok, explainJob(r)).toBe(true);
     expect(creditStats(r.output).map((s) => [s.credited, s.crossed, s.asked])).toEqual([
       [0, 0, 50],
       [0, 0, 50],
@@ -296,11 +288,11 @@ describe('tcp rpi: receiver-initiated rendezvous (credits)', () => {
     const r = await launchJob({
       np: 3,
       program: conformanceProgram,
-      args: casesFor(3),
+      args: conformanceCasesFor(3),
       ssi: { rpi: 'tcp', rpi_tcp_credits: 0 },
       timeoutMs: 240_000,
     });
-    expect(r.ok, explain(r)).toBe(true);
+    expect(r.ok, explainJob(r)).toBe(true);
   });
 });
 
@@ -313,7 +305,7 @@ describe('tcp rpi: kernel socket buffers (rpi_tcp_sndbuf, rpi_tcp_rcvbuf)', () =
       ssi: { rpi: 'tcp', rpi_verbose: 10, rpi_tcp_sndbuf: 131072, rpi_tcp_rcvbuf: 262144 },
       timeoutMs: 120_000,
     });
-    expect(r.ok, explain(r)).toBe(true);
+    expect(r.ok, explainJob(r)).toBe(true);
     const lines = [...r.output.matchAll(/kernel buffers send (\d+), receive (\d+) bytes/g)].map(
       (m) => [Number(m[1]), Number(m[2])],
     );
@@ -329,7 +321,7 @@ describe('tcp rpi: kernel socket buffers (rpi_tcp_sndbuf, rpi_tcp_rcvbuf)', () =
       ssi: { rpi: 'tcp', rpi_tcp_sndbuf: 1 << 30 },
       timeoutMs: 60_000,
     });
-    expect(r.ok, explain(r)).toBe(true);
+    expect(r.ok, explainJob(r)).toBe(true);
     expect(r.output).toMatch(/the kernel cut the socket buffers \(send 1073741824 → \d+ bytes\)/);
     expect(r.output).toContain('net.core.wmem_max');
   });

@@ -1,7 +1,7 @@
 import {
   DATATYPE_CASES,
   datatypesProgram,
-  type JobResult,
+  explainJob,
   killAllJobs,
   launchJob,
 } from '@ssi/mpi/testing';
@@ -15,10 +15,6 @@ import { afterEach, describe, expect, it } from 'vitest';
  */
 afterEach(() => killAllJobs());
 
-function explain(r: JobResult): string {
-  return `${r.failure ?? ''}\n--- output ---\n${r.output.slice(-4000)}`;
-}
-
 describe('derived datatypes over tcp', () => {
   it.each([2, 3, 4])('every case on %i ranks', async (np) => {
     const r = await launchJob({
@@ -29,7 +25,7 @@ describe('derived datatypes over tcp', () => {
       timeoutMs: 180_000,
       label: `datatypes on ${np} ranks`,
     });
-    expect(r.ok, explain(r)).toBe(true);
+    expect(r.ok, explainJob(r)).toBe(true);
     for (const c of DATATYPE_CASES) expect(r.output).toContain(`case ${c} ok`);
   });
 });

@@ -1,7 +1,7 @@
 import {
   DATATYPE_CASES,
   datatypesProgram,
-  type JobResult,
+  explainJob,
   killAllJobs,
   launchJob,
 } from '@ssi/mpi/testing';
@@ -14,10 +14,6 @@ import { afterEach, describe, expect, it } from 'vitest';
  * gathered from how many ranges, which proves the path was (or was not) taken.
  */
 afterEach(() => killAllJobs());
-
-function explain(r: JobResult): string {
-  return `${r.failure ?? ''}\n--- output ---\n${r.output.slice(-4000)}`;
-}
 
 const fixture = new URL('./fixtures/gather-sends.mjs', import.meta.url).pathname;
 
@@ -54,7 +50,7 @@ describe('tcp rpi: non-contiguous sends gathered from the user buffer', () => {
       timeoutMs: 60_000,
       label: `gather-sends (${_name})`,
     });
-    expect(r.ok, explain(r)).toBe(true);
+    expect(r.ok, explainJob(r)).toBe(true);
     expect(r.output).toContain('gather-sends ok');
     expect(gathered(r.output)).toEqual({ '0': want, '1': [0, 0] });
   });
@@ -73,7 +69,7 @@ describe('the datatype suite over tcp with every non-contiguous send gathered, a
       timeoutMs: 180_000,
       label: `datatypes ${name}`,
     });
-    expect(r.ok, explain(r)).toBe(true);
+    expect(r.ok, explainJob(r)).toBe(true);
     for (const c of DATATYPE_CASES) expect(r.output).toContain(`case ${c} ok`);
     const sends = Object.values(gathered(r.output)).map(([n]) => n);
     expect(sends).toHaveLength(3);

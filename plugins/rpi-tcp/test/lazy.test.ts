@@ -1,4 +1,4 @@
-import { type JobResult, killAllJobs, launchJob } from '@ssi/mpi/testing';
+import { explainJob, killAllJobs, launchJob } from '@ssi/mpi/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 
 /**
@@ -8,10 +8,6 @@ import { afterEach, describe, expect, it } from 'vitest';
 afterEach(() => killAllJobs());
 
 const firstContact = new URL('./fixtures/first-contact.mjs', import.meta.url).pathname;
-
-function explain(r: JobResult): string {
-  return `${r.failure ?? ''}\n--- output ---\n${r.output.slice(-4000)}`;
-}
 
 /** Pairs that were dialed (`rank A connects to rank B on first use`), as "min-max". */
 function dialedPairs(output: string): Set<string> {
@@ -32,7 +28,7 @@ describe('tcp rpi: connections on first use', () => {
       timeoutMs: 120_000,
       label: 'first contact',
     });
-    expect(r.ok, explain(r)).toBe(true);
+    expect(r.ok, explainJob(r)).toBe(true);
     for (let rank = 0; rank < 6; rank++)
       expect(r.output).toContain(`first-contact ok rank ${rank}`);
     expect(r.output).toContain('will connect to its 5 peers on first use');
@@ -53,7 +49,7 @@ describe('tcp rpi: connections on first use', () => {
       timeoutMs: 120_000,
       label: 'first contact, eager mesh',
     });
-    expect(r.ok, explain(r)).toBe(true);
+    expect(r.ok, explainJob(r)).toBe(true);
     expect(dialedPairs(r.output).size).toBe(0);
     expect(r.output.match(/tcp: rank \d+ connected to 5 peers/g)).toHaveLength(6);
   });
@@ -76,7 +72,7 @@ describe('tcp rpi: connections on first use', () => {
         timeoutMs: 60_000,
         label: `late ring ${direction}`,
       });
-      expect(r.ok, explain(r)).toBe(true);
+      expect(r.ok, explainJob(r)).toBe(true);
       expect(r.output).toContain('late-ring token 4');
       for (let rank = 0; rank < 4; rank++) expect(r.output).toContain(`late-ring ok rank ${rank}`);
       expect(r.output).not.toMatch(/refused our dial/);
@@ -92,7 +88,7 @@ describe('tcp rpi: connections on first use', () => {
       timeoutMs: 120_000,
       label: 'all first',
     });
-    expect(r.ok, explain(r)).toBe(true);
+    expect(r.ok, explainJob(r)).toBe(true);
     expect(r.output.match(/all-first ok/g)).toHaveLength(8);
     // both ends dialed on most pairs: the tie-break ran (the later process's dial wins)
     const ties =

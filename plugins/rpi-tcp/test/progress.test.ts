@@ -1,4 +1,4 @@
-import { type JobResult, killAllJobs, launchJob } from '@ssi/mpi/testing';
+import { explainJob, killAllJobs, launchJob } from '@ssi/mpi/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 
 /**
@@ -10,10 +10,6 @@ import { afterEach, describe, expect, it } from 'vitest';
 afterEach(() => killAllJobs());
 
 const fixture = (name: string) => new URL(`./fixtures/${name}`, import.meta.url).pathname;
-
-function explain(r: JobResult): string {
-  return `${r.failure ?? ''}\n--- output ---\n${r.output.slice(-3000)}`;
-}
 
 describe('tcp rpi: MPI calls do not starve the event loop', () => {
   it.each(['send', 'isend'])(
@@ -27,9 +23,9 @@ describe('tcp rpi: MPI calls do not starve the event loop', () => {
         timeoutMs: 60_000,
         label: `stop loop (${how})`,
       });
-      expect(r.ok, explain(r)).toBe(true);
-      expect(r.stdout[0], explain(r)).toMatch(/stop seen after \d+ sends/);
-      expect(r.stdout[1], explain(r)).toMatch(/drained \d+ messages/);
+      expect(r.ok, explainJob(r)).toBe(true);
+      expect(r.stdout[0], explainJob(r)).toMatch(/stop seen after \d+ sends/);
+      expect(r.stdout[1], explainJob(r)).toMatch(/drained \d+ messages/);
     },
   );
 });
@@ -43,7 +39,7 @@ describe('tcp rpi: polling only while MPI waits', () => {
       timeoutMs: 60_000,
       label: 'idle wait',
     });
-    expect(r.ok, explain(r)).toBe(true);
+    expect(r.ok, explainJob(r)).toBe(true);
     const got = JSON.parse(r.stdout[0]!.trim()) as {
       cpu: number;
       turns: number;

@@ -1,4 +1,4 @@
-import { type JobResult, killAllJobs, launchJob } from '@ssi/mpi/testing';
+import { explainJob, killAllJobs, launchJob } from '@ssi/mpi/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 
 /**
@@ -10,10 +10,6 @@ import { afterEach, describe, expect, it } from 'vitest';
  * path was (or was not) taken.
  */
 afterEach(() => killAllJobs());
-
-function explain(r: JobResult): string {
-  return `${r.failure ?? ''}\n--- output ---\n${r.output.slice(-4000)}`;
-}
 
 const fixture = new URL('./fixtures/scatter-recvs.mjs', import.meta.url).pathname;
 
@@ -37,7 +33,7 @@ describe('tcp rpi: non-contiguous receives scattered into the user layout', () =
       timeoutMs: 90_000,
       label: `scatter-recvs (${name})`,
     });
-    expect(r.ok, explain(r)).toBe(true);
+    expect(r.ok, explainJob(r)).toBe(true);
     expect(r.output).toContain('scatter-recvs ok');
     const counts = scattered(r.output);
     expect(Object.keys(counts).sort()).toEqual(['0', '1']);

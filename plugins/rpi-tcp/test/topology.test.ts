@@ -1,4 +1,4 @@
-import { type JobResult, killAllJobs, launchJob, topologyProgram } from '@ssi/mpi/testing';
+import { explainJob, killAllJobs, launchJob, topologyProgram } from '@ssi/mpi/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 
 /**
@@ -7,10 +7,6 @@ import { afterEach, describe, expect, it } from 'vitest';
  * the job, cartSub, dup, graphs and distributed graphs, and bad input (MPI error classes).
  */
 afterEach(() => killAllJobs());
-
-function explain(r: JobResult): string {
-  return `${r.failure ?? ''}\n--- output ---\n${r.output.slice(-4000)}`;
-}
 
 describe('process topologies', () => {
   it.each([1, 2, 3, 4, 6, 8])('on %i ranks', async (np) => {
@@ -21,7 +17,7 @@ describe('process topologies', () => {
       timeoutMs: 120_000,
       label: `topology on ${np} ranks`,
     });
-    expect(r.ok, explain(r)).toBe(true);
+    expect(r.ok, explainJob(r)).toBe(true);
     for (const c of ['grids', 'partial grid', 'graphs', 'bad input']) {
       expect(r.output).toContain(`case ${c} ok`);
     }

@@ -1,9 +1,9 @@
 import net from 'node:net';
 import type { Proc } from '@ssi/mpi';
 import {
-  CONFORMANCE_CASES,
+  conformanceCasesFor,
   conformanceProgram,
-  type JobResult,
+  explainJob,
   killAllJobs,
   launchJob,
 } from '@ssi/mpi/testing';
@@ -18,14 +18,6 @@ import { dialsUnix, unixName } from '../src/unix-path';
  * within each), the off switch, and the fall-back to TCP when a Unix dial fails.
  */
 afterEach(() => killAllJobs());
-
-function casesFor(np: number): string[] {
-  return CONFORMANCE_CASES.filter((c) => np >= c.minRanks).map((c) => c.name);
-}
-
-function explain(r: JobResult): string {
-  return `${r.failure ?? ''}\n--- output ---\n${r.output.slice(-4000)}`;
-}
 
 /** `tcp: rank A to rank B over F` lines (rpi_verbose 10): the family of each pair, "A-B" -> F. */
 function families(output: string): Map<string, string> {
@@ -55,12 +47,12 @@ describe.runIf(onLinux)('tcp rpi over Unix sockets (rpi_tcp_unix)', () => {
     const r = await launchJob({
       np: 4,
       program: conformanceProgram,
-      args: casesFor(4),
+      args: conformanceCasesFor(4),
       ssi: { rpi: 'tcp', rpi_verbose: 10 },
       timeoutMs: 240_000,
       label: 'conformance over unix',
     });
-    expect(r.ok, explain(r)).toBe(true);
+    expect(r.ok, explainJob(r)).toBe(true);
     expect(families(r.output)).toEqual(allPairs(4, () => 'unix'));
     // rpi_tcp_unix_sndbuf (1 MiB by default) sizes every Unix socket where the addon can
     const tuned = r.output.match(/kernel buffers send (\d+), receive \d+ bytes/g) ?? [];
@@ -75,12 +67,12 @@ describe.runIf(onLinux)('tcp rpi over Unix sockets (rpi_tcp_unix)', () => {
     const r = await launchJob({
       np: 3,
       program: conformanceProgram,
-      args: casesFor(3),
+      args: conformanceCasesFor(3),
       ssi: { rpi: 'tcp', rpi_verbose: 10, rpi_tcp_lazy: 1 },
       timeoutMs: 240_000,
       label: 'conformance over unix, lazy',
     });
-    expect(r.ok, explain(r)).toBe(true);
+    expect(r.ok, explainJob(r)).toBe(true);
     expect(families(r.output)).toEqual(allPairs(3, () => 'unix'));
   });
 
@@ -89,13 +81,13 @@ describe.runIf(onLinux)('tcp rpi over Unix sockets (rpi_tcp_unix)', () => {
     const r = await launchJob({
       np: 4,
       program: conformanceProgram,
-      args: casesFor(4),
+      args: conformanceCasesFor(4),
       ssi: { rpi: 'tcp', rpi_verbose: 10 },
       nodes: ['127.0.0.2', '127.0.0.3'],
       timeoutMs: 240_000,
       label: 'conformance on two nodes',
     });
-    expect(r.ok, explain(r)).toBe(true);
+    expect(r.ok, explainJob(r)).toBe(true);
     const node = (rank: number) => (rank < 2 ? 0 : 1);
     expect(families(r.output)).toEqual(
       allPairs(4, (a, b) => (node(a) === node(b) ? 'unix' : 'tcp')),
@@ -111,7 +103,7 @@ describe.runIf(onLinux)('tcp rpi over Unix sockets (rpi_tcp_unix)', () => {
       timeoutMs: 120_000,
       label: 'rpi_tcp_unix 0',
     });
-    expect(r.ok, explain(r)).toBe(true);
+    expect(r.ok, explainJob(r)).toBe(true);
     expect(families(r.output)).toEqual(allPairs(3, () => 'tcp'));
     expect(r.output).not.toContain('ssi-rpi-tcp-');
     expect(r.output).not.toContain('kernel buffers send'); // TCP sockets keep the autotuning

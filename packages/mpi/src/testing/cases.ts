@@ -50,6 +50,11 @@ export const CONFORMANCE_CASES = [
 
 export type ConformanceCase = (typeof CONFORMANCE_CASES)[number]['name'];
 
+/** The names of the conformance cases a job of `np` ranks runs. */
+export function conformanceCasesFor(np: number): string[] {
+  return CONFORMANCE_CASES.filter((c) => np >= c.minRanks).map((c) => c.name);
+}
+
 /**
  * Cases that end the job on purpose; the test checks how (`launchJob(...).abort`). Not part of
  * the conformance run.

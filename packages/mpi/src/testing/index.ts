@@ -5,11 +5,11 @@
  */
 import { fileURLToPath } from 'node:url';
 
-export { CONFORMANCE_CASES } from './cases';
+export { CONFORMANCE_CASES, conformanceCasesFor } from './cases';
 export type { Side } from './fake-world';
 export { Endpoint, FakeComm, intraWorld, onEveryInterProcess, onEveryRank } from './fake-world';
 export type { JobResult, LaunchOptions } from './launcher';
-export { killAllJobs, launchJob, runJob } from './launcher';
+export { explainJob, killAllJobs, launchJob, runJob } from './launcher';
 export { connectTestRuntime } from './test-runtime';
 
 /**

@@ -63,6 +63,11 @@ export interface JobResult {
   controlWarnings: string[];
 }
 
+/** A failed job for an assertion message: why, then the last 4000 characters of its output. */
+export function explainJob(r: JobResult): string {
+  return `${r.failure ?? ''}\n--- output ---\n${r.output.slice(-4000)}`;
+}
+
 const live = new Set<ChildProcess>();
 
 /** Kills every process any job of this test process started and that still runs. */
