@@ -48,6 +48,14 @@ export async function areaFor(
   return typeof area === 'string' ? null : area;
 }
 
+/**
+ * Whether `h`'s nodes may still take the area path: no when shared areas are off or an earlier
+ * call found that some node has none (every rank knows the same, both being agreed).
+ */
+export function mayUseArea(h: Hierarchy, s: SmpSettings): boolean {
+  return s.shm && typeof areas.get(h) !== 'string';
+}
+
 /** Closes `h`'s area (from the communicator's free). */
 export function closeArea(h: Hierarchy): void {
   const area = areas.get(h);

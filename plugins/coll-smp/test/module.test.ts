@@ -6,8 +6,8 @@
 import { readFileSync } from 'node:fs';
 import type { CollComm, CollContext, CollLocality } from '@ssi/mpi';
 import { describe, expect, it } from 'vitest';
-import { doublingIsShorter } from '../src/allreduce-small';
 import smp, { readSmpSettings, SMP_PARAMS } from '../src/index';
+import { doublingIsShorter } from '../src/reduction-exchange';
 
 const defaults = Object.fromEntries(
   Object.entries(smp.params ?? {}).map(([k, spec]) => [`coll_smp_${k}`, spec.default]),
