@@ -1,6 +1,6 @@
 import type { CollActions, CollComm, NumericArray, ReduceOp } from '@ssi/mpi';
 import { IN_PLACE } from '@ssi/mpi';
-import { areaFor, mayUseArea } from './area-use';
+import { areaFor, openArea } from './area-use';
 import { barrierHierarchical } from './barrier';
 import { bcastHierarchical } from './bcast';
 import { bcastAgreed } from './bcast-agreed';
@@ -62,8 +62,9 @@ export function actionsFor(
         await h.flat.bcast(buf, root);
         return;
       }
-      if (mayUseArea(h, s)) await bcastAgreed(h, s, comm.name, buf, root, area);
-      else if (s.bcastSegmentBytes > 0 && buf.byteLength > s.bcastSegmentBytes) {
+      if (s.shm) {
+        await bcastAgreed(h, s, comm.name, buf, root, await openArea(h, s, note));
+      } else if (s.bcastSegmentBytes > 0 && buf.byteLength > s.bcastSegmentBytes) {
         await bcastPipelined(h, buf, root, s.bcastSegmentBytes);
       } else await bcastHierarchical(h, buf, root);
     },

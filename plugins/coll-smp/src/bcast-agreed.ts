@@ -7,12 +7,12 @@ import type { NodeArea } from './node-area';
 import type { SmpSettings } from './params';
 
 /**
- * smp's bcast where the nodes may have shared areas: the root's length first
- * (`spreadHeader`, which carries buffers below `coll_smp_shm_min_bytes` whole), then the data by
- * the path the root's length chooses, the same on every rank: through the areas, or through the
- * sub-communicators when some node has no area. Every rank moves the root's length; a rank whose
- * buffer is shorter gets ERR_TRUNCATE once the call is done everywhere, and its buffer is written
- * only as far as it reaches.
+ * smp's bcast with `coll_smp_shm 1`: every rank learns the root's length before it moves data,
+ * and moves that length. Through the nodes' areas when every node has one (opened at the first
+ * bcast): the length is in the head of every piece (`bcast-area.ts`). Otherwise the length goes
+ * first (`spreadHeader`, which carries buffers below `coll_smp_shm_min_bytes` whole), then the
+ * sub-communicators move the rest. A rank whose buffer is shorter than the root's gets
+ * ERR_TRUNCATE once it has done its part, and its buffer is written only as far as it reaches.
  */
 export async function bcastAgreed(
   h: Hierarchy,
@@ -20,13 +20,14 @@ export async function bcastAgreed(
   name: string,
   buf: Uint8Array,
   root: number,
-  area: (bytes: number) => Promise<NodeArea | null>,
+  area: NodeArea | null,
 ): Promise<void> {
-  const { length, carried } = await spreadHeader(h, buf, root, s.shmMinBytes);
-  if (!carried) {
-    const shared = await area(length);
-    if (shared) await bcastThroughArea(h, shared, buf, root, length);
-    else await bcastLevels(h, s, buf, root, length);
+  let length: number;
+  if (area) length = await bcastThroughArea(h, area, buf, root);
+  else {
+    const header = await spreadHeader(h, buf, root, s.shmMinBytes);
+    length = header.length;
+    if (!header.carried) await bcastLevels(h, s, buf, root, length);
   }
   const error = truncation(name, buf.length, root, length);
   if (error) throw error;

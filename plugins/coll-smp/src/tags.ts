@@ -31,8 +31,12 @@ export const Tag = {
    * tree and to each node's ranks (`bcast-header.ts`).
    */
   BCAST_HEADER: 212,
-  /** bcast: a piece of the data down the leaders' tree, into the next node's area (`bcast-area.ts`). */
+  /**
+   * bcast: a piece of the data down the leaders' tree, into the next node's area, more to follow
+   * (`bcast-area.ts`); BCAST_LAST: the call's last piece.
+   */
   BCAST_PIECE: 213,
+  BCAST_LAST: 215,
   /** A reduction's length exchange: recursive doubling (`lengths-exchange.ts`), on any channel. */
   LENGTHS_PAIR: 214,
 } as const;

@@ -16,28 +16,31 @@ const program = new URL('./fixtures/smp-mismatch.mjs', import.meta.url).pathname
 
 describe('bcast, reduce and allreduce with buffers of different lengths under smp', () => {
   it.each([
-    [[2, 2], 'sm', 4194304],
-    [[2, 2], 'tcp', 262144],
-    [[2, 1, 2, 2], 'sm', 1048576],
-  ] as const)('layout %j over %s, pieces of %d bytes', async (perNode, rpi, chunk) => {
-    const l = layout(perNode);
-    const r = await launchJob({
-      np: l.np,
-      rankEnv: l.rankEnv,
-      program,
-      args: [String(chunk)],
-      ssi: {
-        rpi,
-        coll: 'smp',
-        coll_verbose: 10,
-        coll_base_timeout: 20,
-        coll_smp_shm_chunk_bytes: chunk,
-      },
-      timeoutMs: 240_000,
-      label: `smp mismatched buffers on ${l.name} over ${rpi}`,
-    });
-    expect(r.ok, explainJob(r)).toBe(true);
-    expect(r.output.match(/mismatch ok at rank \d/g)).toHaveLength(l.np);
-    expect(r.output).toMatch(/mismatch: smp: node \d shares an area of \d+ bytes/);
-  });
+    [[2, 2], 'sm', 4194304, 1],
+    [[2, 2], 'tcp', 262144, 0],
+    [[2, 1, 2, 2], 'sm', 1048576, 1],
+  ] as const)(
+    'layout %j over %s, pieces of %d bytes, single copy %d',
+    async (perNode, rpi, chunk, singleCopy) => {
+      const l = layout(perNode);
+      const r = await launchJob({
+        np: l.np,
+        rankEnv: l.rankEnv,
+        program,
+        args: [String(chunk)],
+        ssi: {
+          rpi,
+          coll: 'smp',
+          coll_verbose: 10,
+          coll_base_timeout: 20,
+          coll_smp_shm_chunk_bytes: chunk,
+        },
+        timeoutMs: 240_000,
+        label: `smp mismatched buffers on ${l.name} over ${rpi}`,
+      });
+      expect(r.ok, explainJob(r)).toBe(true);
+      expect(r.output.match(/mismatch ok at rank \d/g)).toHaveLength(l.np);
+      expect(r.output).toMatch(/mismatch: smp: node \d shares an area of \d+ bytes/);
+    },
+  );
 });
