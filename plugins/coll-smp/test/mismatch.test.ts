@@ -34,13 +34,18 @@ describe('bcast, reduce and allreduce with buffers of different lengths under sm
           coll_verbose: 10,
           coll_base_timeout: 20,
           coll_smp_shm_chunk_bytes: chunk,
+          coll_smp_shm_single_copy: singleCopy,
         },
         timeoutMs: 240_000,
         label: `smp mismatched buffers on ${l.name} over ${rpi}`,
       });
       expect(r.ok, explainJob(r)).toBe(true);
       expect(r.output.match(/mismatch ok at rank \d/g)).toHaveLength(l.np);
-      expect(r.output).toMatch(/mismatch: smp: node \d shares an area of \d+ bytes/);
+      expect(r.output).toMatch(
+        singleCopy
+          ? /mismatch: smp: node \d shares an area of \d+ bytes \(pieces of \d+, bcast by single copy\)/
+          : /mismatch: smp: node \d shares an area of \d+ bytes \(pieces of \d+\)/,
+      );
     },
   );
 });
