@@ -148,8 +148,8 @@ export async function reduceThroughArea(
   const rootNode = loc.nodeOf(root);
   if (local.rank !== 0) {
     await feedLeader(area, flow, local.rank, own, null, per);
+    // A root that is not the leader receives the result in `reduce-up.ts`, after the verdict.
     await flow.drained();
-    if (isRoot) await comm.coll.recv(bytesOf(recv!), loc.localRanks[0]!, Tag.REDUCE_RESULT);
     return;
   }
   const readers = othersThan(k, 0);
