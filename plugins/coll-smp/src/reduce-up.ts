@@ -1,6 +1,6 @@
 import type { CollComm, NumericArray, ReduceOp } from '@ssi/mpi';
 import { AreaFlow, pieceCount } from './area-flow';
-import { binomialTree } from './binomial';
+import { reduceTreeAtZero } from './binomial';
 import { bytesOf, keptLike } from './buffers';
 import type { Hierarchy } from './hierarchy';
 import { lengthsDiffer, type Part, Stage } from './lengths-exchange';
@@ -52,7 +52,7 @@ export async function reduceUp(
   const own = (send ?? recv)!;
   const small = own.byteLength < s.shmMinBytes;
   const isRoot = comm.rank === root;
-  const tree = leaders ? binomialTree(leaders.rank, loc.nodeOf(root), leaders.size) : null;
+  const tree = leaders ? reduceTreeAtZero(leaders.rank, leaders.size) : null;
   const others = loc.localRanks.slice(1);
   const st = stagesOf(h, s.shmMinBytes, others.length + (tree?.children.length ?? 0));
   const leader = loc.localRanks[0]!;
@@ -63,7 +63,7 @@ export async function reduceUp(
   if (!loc.isLeader) {
     await comm.coll.send(st.send.pack(part), leader, Tag.REDUCE_UP);
     if (!small) await reduceThroughArea(h, comm, area, send, recv, op, root);
-    if (isRoot) await resultAtRoot(comm, st.recv[0]!, part, recv!, leader, small);
+    if (isRoot) await resultAtRoot(comm, st.recv[0]!, part, recv!, small);
     return;
   }
 
@@ -84,31 +84,38 @@ export async function reduceUp(
   if (tree && tree.parent >= 0) {
     await leaders!.coll.send(st.send.pack(part), tree.parent, Tag.LEADERS_UP);
   }
-  const rootHere = loc.nodeOf(root) === loc.node && !isRoot;
-  if (rootHere && (error || !small)) {
-    await comm.coll.send(st.send.pack({ ...part, acc: null }), root, Tag.REDUCE_UP);
-  } else if (rootHere) await comm.coll.send(st.send.pack(part), root, Tag.REDUCE_UP);
+  // Rank 0 tops the tree: it has heard every length, and tells a root elsewhere.
+  if (comm.rank === 0 && !isRoot) {
+    const verdict = error || !small ? { ...part, acc: null } : part;
+    await comm.coll.send(st.send.pack(verdict), root, Tag.REDUCE_UP);
+  }
+  const elsewhere = isRoot && comm.rank !== 0;
   if (error) {
     await takeDeclaredPieces(h, area, declared, others.length, tree?.children ?? [], s);
+    // A root here still takes rank 0's verdict, so that no message of this call is left over.
+    if (elsewhere) await resultAtRoot(comm, st.recv[0]!, part, recv!, true).catch(() => {});
     throw error;
   }
   if (!small) await reduceThroughArea(h, comm, area, send, recv, op, root);
+  if (elsewhere) await resultAtRoot(comm, st.recv[0]!, part, recv!, small);
 }
 
-/** A root that is not its node's leader: the verdict (and a small result), then a large result. */
+/**
+ * A root other than rank 0: rank 0's verdict on the lengths (with a small result), then a large
+ * result.
+ */
 async function resultAtRoot(
   comm: CollComm,
   stage: Stage,
   part: Part,
   recv: NumericArray,
-  leader: number,
   small: boolean,
 ): Promise<void> {
-  const got = await comm.coll.recv(stage.bytes, leader, Tag.REDUCE_UP);
+  const got = await comm.coll.recv(stage.bytes, 0, Tag.REDUCE_UP);
   stage.adopt(part, got.byteLength);
   const error = lengthsDiffer(part, 'reduce', comm.name);
   if (error) throw error;
-  if (!small) await comm.coll.recv(bytesOf(recv), leader, Tag.REDUCE_RESULT);
+  if (!small) await comm.coll.recv(bytesOf(recv), 0, Tag.REDUCE_RESULT);
 }
 
 /**
