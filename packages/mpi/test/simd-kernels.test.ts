@@ -18,9 +18,12 @@ const TYPES = [Float32Array, Float64Array] as const;
 /** Values that round differently in single and double precision, signed zeros, NaN, infinity. */
 function operand(T: (typeof TYPES)[number], n: number, seed: number) {
   const special = [0, -0, Number.NaN, Number.POSITIVE_INFINITY, -1e-30, 3.4e38, 1 / 3];
-  return T.from({ length: n }, (_, i) =>
-    i % 97 === 5 ? special[(i + seed) % special.length]! : Math.sin(i * 12.9898 + seed) * 1e4,
-  );
+  const out = new T(n);
+  for (let i = 0; i < n; i++) {
+    out[i] =
+      i % 97 === 5 ? special[(i + seed) % special.length]! : Math.sin(i * 12.9898 + seed) * 1e4;
+  }
+  return out;
 }
 
 function reference(

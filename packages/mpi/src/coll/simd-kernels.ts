@@ -100,15 +100,25 @@ function moduleBytes(): Uint8Array {
 
 type LaneLoop = (a: number, b: number, bytes: number) => void;
 
-let instance: WebAssembly.Instance | null | undefined;
+/** What this file uses of the WebAssembly API (the project's TypeScript libraries omit it). */
+interface WasmInstance {
+  exports: Record<string, unknown> & { memory: { buffer: ArrayBuffer } };
+}
+interface WasmApi {
+  Module: new (bytes: Uint8Array) => unknown;
+  Instance: new (module: unknown) => WasmInstance;
+}
 
-/** The compiled module, or null where this engine has no WebAssembly SIMD. */
-function simdInstance(): WebAssembly.Instance | null {
+let instance: WasmInstance | null | undefined;
+
+/** The compiled module, or null where this engine has no WebAssembly (SIMD). */
+function simdInstance(): WasmInstance | null {
   if (instance !== undefined) return instance;
+  const wasm = (globalThis as { WebAssembly?: WasmApi }).WebAssembly;
   try {
-    instance = new WebAssembly.Instance(new WebAssembly.Module(moduleBytes()));
+    instance = wasm ? new wasm.Instance(new wasm.Module(moduleBytes())) : null;
   } catch {
-    instance = null;
+    instance = null; // an engine without SIMD refuses the module: the loops serve
   }
   return instance;
 }
@@ -146,7 +156,7 @@ export function simdKernelFor(op: SimdOpName): (out: unknown) => FloatKernel | n
   const make = (Type: Float32ArrayConstructor | Float64ArrayConstructor, suffix: string) => {
     const wasm = simdInstance();
     if (!wasm) return null;
-    const memory = (wasm.exports.memory as WebAssembly.Memory).buffer;
+    const memory = wasm.exports.memory.buffer;
     return chunkedKernel(wasm.exports[`${op}_${suffix}`] as LaneLoop, memory, Type);
   };
   return (out) => {
