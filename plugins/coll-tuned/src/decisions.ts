@@ -23,7 +23,7 @@ export interface Decisions {
   bcastLarge: number;
   /** bcast: segment size of the pipelined chain. */
   bcastSegment: number;
-  /** allreduce: Rabenseifner or ring from this vector size on, recursive doubling below. */
+  /** allreduce: Rabenseifner (powers of two) or ring from this vector size on. */
   allreduceLarge: number;
   /** allreduce: the ring's reduce-scatter steps travel in pieces of this size (0: whole). */
   allreduceSegment: number;
@@ -68,7 +68,8 @@ export const TUNED_PARAMS = {
   allreduce_algorithm: algorithmParam(
     'allreduce',
     'recursive_doubling (reduce_bcast when crowded); from allreduce_large_bytes on, for built-in ' +
-      'operators, ring (user-defined operators never get ring or rabenseifner)',
+      'operators, rabenseifner on a power-of-two size, else ring (user-defined operators never ' +
+      'get ring or rabenseifner)',
   ),
   reduce_algorithm: algorithmParam(
     'reduce',
@@ -103,7 +104,8 @@ export const TUNED_PARAMS = {
   bcast_segment_bytes: bytesParam(65_536, 'bcast: segment size (bytes) of the chain algorithm'),
   allreduce_large_bytes: bytesParam(
     1_048_576,
-    'allreduce: vector size (bytes) from which auto uses ring (built-in operators)',
+    'allreduce: vector size (bytes) from which auto uses rabenseifner (power-of-two sizes) or ring ' +
+      '(built-in operators)',
   ),
   allreduce_segment_bytes: bytesParam(
     0,

@@ -251,7 +251,7 @@ describe('the parameter chooses the algorithm (message counts tell them apart)',
     expect(await sends(actionsFor(8, decisions(), true))).toEqual(forced);
   });
 
-  it('auto allreduce: recursive doubling below allreduce_large_bytes, the ring at it', async () => {
+  it('auto allreduce: recursive doubling below allreduce_large_bytes; at it Rabenseifner on a power of two, the ring on other sizes', async () => {
     const a = actionsFor(8, decisions());
     const small = await sendsOf(8, (c) =>
       a.allreduce!(c, new Float64Array(7), new Float64Array(7), SUM),
@@ -259,10 +259,15 @@ describe('the parameter chooses the algorithm (message counts tell them apart)',
     const large = await sendsOf(8, (c) =>
       a.allreduce!(c, new Float64Array(8), new Float64Array(8), SUM),
     );
-    expect([small[0], large[0]]).toEqual([3, 14]);
+    expect([small[0], large[0]]).toEqual([3, 6]);
+    const b = actionsFor(6, decisions());
+    const ring = await sendsOf(6, (c) =>
+      b.allreduce!(c, new Float64Array(8), new Float64Array(8), SUM),
+    );
+    expect(ring).toEqual([10, 10, 10, 10, 10, 10]);
   });
 
-  it('crowded (crowded_ranks on a node): auto takes the tree barrier and reduce_bcast below the ring', async () => {
+  it('crowded (crowded_ranks on a node): auto takes the tree barrier and reduce_bcast below allreduce_large_bytes', async () => {
     const a = actionsFor(8, decisions(), true);
     expect((await sendsOf(8, (c) => a.barrier!(c)))[3]).toBe(1);
     const small = await sendsOf(8, (c) =>
@@ -272,7 +277,7 @@ describe('the parameter chooses the algorithm (message counts tell them apart)',
     const large = await sendsOf(8, (c) =>
       a.allreduce!(c, new Float64Array(8), new Float64Array(8), SUM),
     );
-    expect(large[3]).toBe(14);
+    expect(large[3]).toBe(6);
     // A user-defined operator above the threshold: still reduce_bcast (vectors whole).
     const user = await sendsOf(8, (c, r) => a.allreduce!(c, null, affineOf(r, 4), AFFINE));
     expect(user[3]).toBe(1);
