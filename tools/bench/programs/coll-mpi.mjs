@@ -5,7 +5,8 @@
 //
 // op is barrier (bytes 0), bcast (`bytes` from rank 0), allreduce, reduce to rank 0 and scan
 // (`bytes` of float32, SUM), reducescatter (`bytes` of float32 per rank, SUM),
-// alltoall (`bytes` per pair) or allgather (`bytes` per rank). For each point every rank runs an unrecorded warm-up pass of
+// alltoall (`bytes` per pair), allgather (`bytes` per rank) or sendrecv (`bytes` to rank + 1 from
+// rank - 1: point-to-point, the exchange alltoall makes on 2 ranks). For each point every rank runs an unrecorded warm-up pass of
 // `warmup` calls (the JIT of a fresh Node process needs thousands of calls to settle), then per
 // repetition: a barrier (not timed), `iters` calls back to back, timed on each rank. Rank 0 gathers the per-rank times (not timed) and prints one line
 // per point,
@@ -172,6 +173,26 @@ function setup({ op, bytes }) {
           if (into[r * bytes] !== want || into[(r + 1) * bytes - 1] !== want)
             fail(`allgather of ${bytes} bytes per rank: wrong block from rank ${r}`);
         }
+      },
+    };
+  }
+  if (op === 'sendrecv') {
+    // A ring shift: `bytes` to rank + 1 while `bytes` come from rank - 1 (on 2 ranks the
+    // exchange alltoall makes), point-to-point only.
+    const right = (rank + 1) % np;
+    const left = (rank - 1 + np) % np;
+    const send = new Uint8Array(bytes).fill(blockByte(rank, right));
+    const into = new Uint8Array(bytes);
+    const last = bytes - 1;
+    return {
+      run: () => world.sendrecv(send, right, 7, into, left, 7),
+      reset() {
+        if (bytes > 0) into[0] = into[last] = 0;
+      },
+      check() {
+        const want = blockByte(left, rank);
+        if (bytes > 0 && (into[0] !== want || into[last] !== want))
+          fail(`sendrecv of ${bytes} bytes: wrong data from rank ${left}`);
       },
     };
   }
