@@ -82,7 +82,8 @@ export const TUNED_PARAMS = {
   ),
   alltoall_algorithm: algorithmParam(
     'alltoall',
-    'bruck below alltoall_small_bytes on more than 2 processes, linear, pairwise from alltoall_large_bytes',
+    'bruck below alltoall_small_bytes on more than 2 processes (default: off), linear, pairwise ' +
+      'from alltoall_large_bytes (default: off)',
   ),
   reduce_scatter_algorithm: algorithmParam(
     'reduce_scatter',
@@ -123,9 +124,13 @@ export const TUNED_PARAMS = {
     'alltoall: block size per pair (bytes) from which auto uses pairwise (default 1 GiB: linear, ' +
       'measured faster on one node; lower it where many large messages at once congest the links)',
   ),
+  // Bruck's log2 n rounds lost to linear's one round of n - 1 messages at 8 B per pair on 4 and
+  // 8 ranks of one node once waiting ranks poll (155 / 526 us linear against 188 / 657): off.
   alltoall_small_bytes: bytesParam(
-    256,
-    'alltoall: block size per pair (bytes) below which auto uses bruck (more than 2 processes)',
+    0,
+    'alltoall: block size per pair (bytes) below which auto uses bruck (more than 2 processes; ' +
+      'default 0: off, linear measured faster on one node; raise it where latency per round is ' +
+      'small against the cost per message)',
   ),
   reduce_scatter_large_bytes: bytesParam(
     65_536,
