@@ -133,6 +133,7 @@ describe.each(FORCED)('$label', ({ forced, crowded, sizes }) => {
       size,
       decisions({ allreduce: forced.reduce === 'ring' ? 'ring' : 'recursive_doubling' }),
     );
+    const rabenseifner = actionsFor(size, decisions({ allreduce: 'rabenseifner' }));
     for (const n of [3, 60]) {
       const fp = (r: number) =>
         Float64Array.from(
@@ -147,6 +148,14 @@ describe.each(FORCED)('$label', ({ forced, crowded, sizes }) => {
           await a.reduce!(comm, fp(rank), one, SUM, root);
           if (rank === root)
             expect(Array.from(one!), 'reduce and allreduce agree').toEqual(Array.from(all));
+          // Rabenseifner has recursive doubling's association too on a power of two.
+          if (forced.reduce !== 'ring' && (size & (size - 1)) === 0) {
+            const halved = new Float64Array(n);
+            await rabenseifner.allreduce!(comm, fp(rank), halved, SUM);
+            expect(Array.from(halved), 'Rabenseifner and recursive doubling agree').toEqual(
+              Array.from(all),
+            );
+          }
         });
       }
     }
