@@ -12,7 +12,9 @@
 // per point,
 //   COLL {"op":O,"bytes":B,"np":N,"iters":I,"maxNs":[...],"avgNs":[...],"minNs":[...]}
 // with, per repetition, the largest, mean and smallest per-rank time per call (IMB's t_max,
-// t_avg, t_min). Results are checked after every pass (first and last element of each block).
+// t_avg, t_min), all lines after the last point (a write to stdout between points slowed the
+// passes after it: see the end of this file). Results are checked after every pass (first and
+// last element of each block).
 //
 // @ssi/mpi is imported from SSI_BENCH_MPI_URL when set (the benchmark sets it: tools/bench does
 // not depend on @ssi/mpi), else as the bare package name.
@@ -199,6 +201,8 @@ function setup({ op, bytes }) {
   return fail(`unknown operation "${op}"`);
 }
 
+/** The result lines, printed together at the end. */
+const lines = [];
 for (const point of plan) {
   const { op, bytes, iters, warmup } = point;
   const p = setup(point);
@@ -221,6 +225,10 @@ for (const point of plan) {
     }
   }
   if (rank === 0)
-    console.log(`COLL ${JSON.stringify({ op, bytes, np, iters, maxNs, avgNs, minNs })}`);
+    lines.push(`COLL ${JSON.stringify({ op, bytes, np, iters, maxNs, avgNs, minNs })}`);
 }
+// After the last point, not between points: the first write to stdout (a pipe) deoptimizes the
+// stream functions of Node that the rpi's socket writes share, which slowed the next passes (the
+// pingpong driver's finding, see the bench README).
+if (rank === 0) console.log(lines.join('\n'));
 await mpi.finalize();
