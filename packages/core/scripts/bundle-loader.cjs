@@ -39,7 +39,7 @@ const INDEX = 'index.js';
 const REGISTRY = Symbol.for('@ssi/start-up-bundles');
 const DOORS = Symbol.for('@ssi/start-up-bundles.doors');
 const LOADER = Symbol.for('@ssi/start-up-bundles.loader');
-/** @type {Map<string, { exports: Record<string, Record<string, unknown>> }>} */
+/** @type {Map<string, { exports: Record<string, Record<string, unknown>>, codeCache: string }>} */
 const loaded = globalThis[REGISTRY] ?? new Map();
 globalThis[REGISTRY] = loaded;
 /**
@@ -68,7 +68,8 @@ function door(dist, importHere, name) {
 function load(file, importHere) {
   const known = loaded.get(file);
   if (known) return known.exports;
-  const module = { exports: {} };
+  // `codeCache` says what became of the cache (tests, diagnostics): off, written, used, rejected.
+  const module = { exports: {}, codeCache: 'off' };
   loaded.set(file, module);
   const source = readFileSync(file, 'utf8');
   const cache = codeCacheOf(file, source.length);
@@ -78,12 +79,16 @@ function load(file, importHere) {
   if (cache && !cachedData) {
     script = compileEagerly(wrapped, file);
     cache.write(script.createCachedData());
+    module.codeCache = 'written';
   } else {
     script = new Script(wrapped, { filename: file, cachedData });
     // V8 keeps the lazy compilation of this source under this name: the eager one, for the
     // cache only, under another (V8 checks a cache against the source, not the name).
     if (script.cachedDataRejected) {
       cache?.write(compileEagerly(wrapped, `${file} (code cache)`).createCachedData());
+      module.codeCache = 'rejected';
+    } else if (cache) {
+      module.codeCache = 'used';
     }
   }
   try {
