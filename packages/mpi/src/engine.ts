@@ -143,7 +143,9 @@ export class Engine implements RpiHost {
    */
   waitBegins(req: RpiRequest | null): number {
     this.fastYield.waited();
-    return this.poller.hold(req === null ? 0 : waitBytes(req));
+    const since = this.poller.hold(req === null ? 0 : waitBytes(req));
+    if (this.poller.polling && this.actions.polling === true) this.pollInWindow();
+    return since;
   }
 
   /** The wait for `req` that began at `since` is over (done, or its waiter went away). */
@@ -351,6 +353,29 @@ export class Engine implements RpiHost {
           await nextTurn();
           await this.actions.advance(this.poller.waiting > 0);
         } while (this.activeCount > 0 || this.probeWaiters.length > 0);
+      } finally {
+        this.polling = false;
+      }
+    };
+    void step();
+  }
+
+  /**
+   * For `polling` modules that wait for an event of their own (`pollWait` 'event': sm's block
+   * and hybrid modes): while the polling window of a waiting call is open (mpi_base_poll_us, the
+   * WaitPoller's turns), the module is looked at once per event-loop turn (`advance(false)`), as
+   * the event loop looks at the sockets of an event-driven module. When the window closes, the
+   * module's own event wakes the call.
+   */
+  private pollInWindow(): void {
+    if (this.polling || this.syncPoll.keepsPolling) return;
+    this.polling = true;
+    const step = async () => {
+      try {
+        do {
+          await nextTurn();
+          this.actions.advance(false);
+        } while (this.poller.polling && this.poller.waiting > 0);
       } finally {
         this.polling = false;
       }

@@ -73,6 +73,7 @@ export class SmPath {
       ep,
       { reapAll: this.sends.reapAll, onMessage: (f, d) => receives.onMessage(f, d), lost },
       spinUs,
+      stats,
     );
     this.progress.start();
   }

@@ -1,4 +1,5 @@
 import { ANY, type ShmEndpoint } from '@ssi/shm';
+import type { SmStats } from './sm-stats';
 
 /** What progress drives: the sends waiting in the endpoint's queue, and every arriving record. */
 export interface ProgressTargets {
@@ -31,6 +32,7 @@ export class SmProgress {
     private readonly ep: ShmEndpoint,
     private readonly targets: ProgressTargets,
     spinUs: number,
+    private readonly stats: Pick<SmStats, 'wakeups'>,
   ) {
     this.spinMs = spinUs / 1000;
   }
@@ -67,15 +69,16 @@ export class SmProgress {
 
   /**
    * The rpi's `advance` (a polling module, see `RpiActions.advance`): one `poll`, and with
-   * `spin` more of them until something moved or `rpi_sm_spin_us` passed. From a spin on, the
-   * endpoint tells peers that we are awake, so their sends need no futex wake (`stayAwake`).
+   * `spin` more of them until something moved or `rpi_sm_spin_us` passed. Whoever polls (a
+   * spinning wait, the MPI layer's polling window, a `test` loop) has the endpoint tell peers that
+   * we are awake, so their sends need no futex wake (`stayAwake`).
    */
   advance(spin: boolean): boolean {
     this.polledThisTurn = true;
+    this.stayAwake();
     if (this.poll()) return true;
     if (!spin || this.spinMs <= 0 || this.closing) return false;
     const end = performance.now() + this.spinMs;
-    this.stayAwake();
     // between polls, only the postbox heads and queues are looked at (`pollable`): a cheap spin
     // sees an arriving record sooner than one that runs the whole poll each time
     for (let n = 1; ; n++) {
@@ -123,7 +126,10 @@ export class SmProgress {
     try {
       for (;;) {
         await this.ep.readable();
-        if (this.poll()) await new Promise<void>((r) => setImmediate(r));
+        if (this.poll()) {
+          this.stats.wakeups++;
+          await new Promise<void>((r) => setImmediate(r));
+        }
       }
     } catch (err) {
       if (!this.closing) this.targets.lost(err);
