@@ -113,19 +113,16 @@ export class Engine implements RpiHost {
   }
 
   /**
-   * An MPI call begins to wait for `req` (not done): the event loop polls for the polling
-   * window, and the wait ends when `req` completes. Resolves with `req`.
+   * A blocking call's wait for `req`, first part: a polling module (shared memory) spins until
+   * `req` is done (see SyncPoll.spinUntil): true when it is. A module that is not polled (tcp):
+   * false at once, no closure. Then `sleepFor`.
    */
-  waitFor(req: RpiRequest): Promise<RpiRequest> {
-    // A module that is not polled (tcp) goes straight to the event loop: no spin, no closure.
-    if (!this.syncPoll.enabled) return this.sleepFor(req);
-    if (!this.syncPoll.spinUntil(() => req.state === ReqState.DONE)) return this.sleepFor(req);
-    if (this.fastYield.completedAtOnce()) return nextTurn().then(() => req);
-    return Promise.resolve(req);
+  spinDone(req: RpiRequest): boolean {
+    return this.syncPoll.enabled && this.syncPoll.spinUntil(() => req.state === ReqState.DONE);
   }
 
   /** Waits for `req` from the event loop (polling for the window, mpi_base_poll_us). */
-  private sleepFor(req: RpiRequest): Promise<RpiRequest> {
+  sleepFor(req: RpiRequest): Promise<RpiRequest> {
     if (req.state === ReqState.DONE) return Promise.resolve(req);
     const since = this.waitBegins(req);
     return new Promise<RpiRequest>((resolve) => {

@@ -5,8 +5,11 @@ import type { SmStats } from './sm-stats';
 export interface ProgressTargets {
   /** Completes the sends the endpoint wrote since the last look; true when one moved. */
   reapAll(): boolean;
-  /** One record from segment slot `from`. */
-  onMessage(from: number, data: Uint8Array): void;
+  /**
+   * One record from segment slot `from`; `inPlace`: `data` is the record in shared memory, valid
+   * only during the call (copy what is kept), else a private copy.
+   */
+  onMessage(from: number, data: Uint8Array, inPlace: boolean): void;
   /** The endpoint failed: the MPI layer is told which peers are lost. */
   lost(err: unknown): void;
 }
@@ -37,6 +40,9 @@ export class SmProgress {
     this.spinMs = spinUs / 1000;
   }
 
+  private readonly inPlace = (from: number, view: Uint8Array): void =>
+    this.targets.onMessage(from, view, true);
+
   /** Starts taking records from the event loop when nobody polls. */
   start(): void {
     this.loop = this.wakeLoop();
@@ -56,11 +62,18 @@ export class SmProgress {
     try {
       let moved = this.ep.flushSends();
       moved = this.targets.reapAll() || moved;
-      for (let m = this.ep.tryRecv(ANY); m !== undefined; m = this.ep.tryRecv(ANY)) {
-        this.targets.onMessage(m.from, m.data);
+      for (;;) {
+        // a record that sits whole in its postbox is handled there (its payload copied once,
+        // straight into the receive buffer); the rest is taken as a copy
+        if (this.ep.recvInPlace(this.inPlace)) {
+          moved = true;
+          continue;
+        }
+        const m = this.ep.tryRecv(ANY);
+        if (m === undefined) return moved;
+        this.targets.onMessage(m.from, m.data, false);
         moved = true;
       }
-      return moved;
     } catch (err) {
       this.targets.lost(err);
       return true;
