@@ -67,7 +67,8 @@ export class SmProgress {
         // straight into the receive buffer); the rest is taken as a copy
         if (this.ep.recvInPlace(this.inPlace)) {
           moved = true;
-          continue;
+          if (this.ep.pollable()) continue;
+          return true; // nothing more (a few loads instead of a whole tryRecv)
         }
         const m = this.ep.tryRecv(ANY);
         if (m === undefined) return moved;
