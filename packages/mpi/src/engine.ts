@@ -13,6 +13,7 @@ import type { Proc } from './proc';
 import { ProcMode } from './proc';
 import { FastYield, nextTurn } from './progress/fast-yield';
 import { choosePolling, cpuPool, machineNow, type PollChoice } from './progress/poll-policy';
+import { RunDelay } from './progress/run-delay';
 import { SyncPoll } from './progress/sync-poll';
 import { WaitPoller } from './progress/wait-poller';
 import { ReqFlag, ReqState, ReqType, RpiRequest } from './rpi/request';
@@ -102,9 +103,10 @@ export class Engine implements RpiHost {
       nodeRanks: procs.filter((p) => p.gps.node === node).length,
       cores: cpuPool(),
     };
-    this.pollChoice = choosePolling({ ...inputs, ...machineNow() });
+    const delay = new RunDelay();
+    this.pollChoice = choosePolling({ ...inputs, ...machineNow(delay) });
     this.poller = new WaitPoller(this.pollChoice.budgetUs, () => {
-      const c = choosePolling({ ...inputs, ...machineNow() });
+      const c = choosePolling({ ...inputs, ...machineNow(delay) });
       if (c.budgetUs !== this.pollChoice.budgetUs) this.verbose(1, c.reason);
       this.pollChoice = c;
       return c.budgetUs;

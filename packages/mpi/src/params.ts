@@ -20,7 +20,7 @@ export const MPI_BASE_PARAMS = {
   mpi_base_poll_oversubscribed_us: {
     type: 'int',
     default: 0,
-    help: 'The polling window used instead of mpi_base_poll_us when the job has more ranks on this node than cores (oversubscribed: a spinning rank would take the core its peer needs), or when the load average reaches the cores and this process is not bound to one CPU (read again every second), unless mpi_base_poll_us is set explicitly',
+    help: 'The polling window used instead of mpi_base_poll_us when the job has more ranks on this node than cores (oversubscribed: a spinning rank would take the core its peer needs), or when this process waits for a CPU half as long as it runs (other programs keep the cores busy; Linux schedstat, else the load average >= cores) and is not bound to one CPU (read again every 250 ms), unless mpi_base_poll_us is set explicitly',
   },
   mpi_base_yield_every: {
     type: 'int',

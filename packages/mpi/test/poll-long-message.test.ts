@@ -1,8 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Mpi } from '../src/index';
-import { DataKind, MessageHeader, MPI } from '../src/index';
+import { describe, expect, it } from 'vitest';
+import { DataKind, MessageHeader } from '../src/index';
 import type { WaitPoller } from '../src/progress/wait-poller';
-import { loopRpi, soloRuntime } from './helpers/loop-rpi';
+import { soloMpiOverLoop } from './helpers/loop-rpi';
 
 /**
  * The progress engine's polling while a long message arrives (issue 18): when an rpi hands the
@@ -11,22 +10,7 @@ import { loopRpi, soloRuntime } from './helpers/loop-rpi';
  * receiver sleeps between the chunks of the body). `mpi_base_poll_us` is set, so that the
  * machine's load cannot turn polling off.
  */
-const loop = loopRpi();
-const solo = soloRuntime();
-let mpi: Mpi;
-
-beforeAll(async () => {
-  mpi = await MPI.init({
-    runtime: solo.runtime,
-    modules: [loop.module],
-    ssi: { rpi: 'loop', mpi_base_poll_us: 1000 },
-    searchFrom: [],
-  });
-});
-
-afterAll(async () => {
-  if (!MPI.finalized()) await mpi.finalize();
-});
+const { mpi: world, loop } = soloMpiOverLoop({ mpi_base_poll_us: 1000 });
 
 /** The engine's poller (the rpi host is the engine). */
 const poller = () => (loop.host() as unknown as { poller: WaitPoller }).poller;
@@ -34,7 +18,7 @@ const poller = () => (loop.host() as unknown as { poller: WaitPoller }).poller;
 /** The envelope of a message from rank 0 of COMM_WORLD, as an rpi hands it over. */
 function header(tag: number, length: number): MessageHeader {
   const h = new MessageHeader();
-  h.cid = mpi.COMM_WORLD.cid;
+  h.cid = world().COMM_WORLD.cid;
   h.rank = 0;
   h.tag = tag;
   h.length = length;
@@ -46,7 +30,7 @@ describe('polling while a long message arrives', () => {
   it('polls again for the transfer time of a long message a waiting receive matched', async () => {
     const host = loop.host();
     const size = 4 * 1024 * 1024; // 4 ms of transfer at the assumed 1 GB/s
-    const r = mpi.COMM_WORLD.irecv(new Uint8Array(size), 0, 41);
+    const r = world().COMM_WORLD.irecv(new Uint8Array(size), 0, 41);
     const done = r.wait();
     await new Promise((resolve) => setTimeout(resolve, 50)); // the 1 ms window is over
     expect(poller().polling).toBe(false);
@@ -59,7 +43,7 @@ describe('polling while a long message arrives', () => {
 
   it('polls for the transfer time of what a receive buffer holds while the receive waits', async () => {
     const size = 64 * 1024 * 1024; // 67 ms at the assumed 1 GB/s
-    const r = mpi.COMM_WORLD.irecv(new Uint8Array(size), 0, 43);
+    const r = world().COMM_WORLD.irecv(new Uint8Array(size), 0, 43);
     const done = r.wait();
     await new Promise((resolve) => setTimeout(resolve, 20)); // past the 1 ms window
     expect(poller().polling).toBe(true);
@@ -70,7 +54,7 @@ describe('polling while a long message arrives', () => {
 
   it('does not for a short message (it arrives with its envelope)', async () => {
     const host = loop.host();
-    const r = mpi.COMM_WORLD.irecv(new Uint8Array(64), 0, 42);
+    const r = world().COMM_WORLD.irecv(new Uint8Array(64), 0, 42);
     const done = r.wait();
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(poller().polling).toBe(false);

@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
 import { FastYield } from '../src/progress/fast-yield';
 import { choosePolling, cpuPool } from '../src/progress/poll-policy';
+import { RunDelay, readSchedstat } from '../src/progress/run-delay';
 import { RECHECK_MS, TRANSFER_BYTES_PER_US, WaitPoller } from '../src/progress/wait-poller';
 
 /** The progress engine's parts in one process (issue 18); the real-process tests are tcp's. */
@@ -15,6 +16,7 @@ describe('choosePolling', () => {
     nodeRanks: 2,
     cores: 2,
     load: 0.5,
+    contention: 0.1,
     allowedCpus: 2,
   };
 
@@ -34,25 +36,78 @@ describe('choosePolling', () => {
     expect(choosePolling({ ...base, nodeRanks: 3, allowedCpus: 1 }).budgetUs).toBe(0);
   });
 
-  it('backs off on busy cores only while the process is not bound to one CPU', () => {
-    const c = choosePolling({ ...base, load: 2.5 });
-    expect(c).toMatchObject({ budgetUs: 0, oversubscribed: false, shared: true, load: 2.5 });
-    expect(c.reason).toContain('busy cores (load 2.5 on 2) and not bound to one CPU');
-    expect(choosePolling({ ...base, load: 1.9 }).budgetUs).toBe(100);
-    const bound = choosePolling({ ...base, load: 7, allowedCpus: 1 });
+  it('backs off when it waits for a CPU, only while the process is not bound to one CPU', () => {
+    const c = choosePolling({ ...base, contention: 0.8 });
+    expect(c).toMatchObject({ budgetUs: 0, oversubscribed: false, shared: true, contention: 0.8 });
+    expect(c.reason).toContain(
+      'busy cores (waited 0.80 ns for a CPU per ns run) and not bound to one CPU',
+    );
+    expect(choosePolling({ ...base, contention: 0.49 }).budgetUs).toBe(100);
+    const bound = choosePolling({ ...base, contention: 2, allowedCpus: 1 });
     expect(bound).toMatchObject({ budgetUs: 100, shared: false });
-    expect(bound.reason).toContain('load 7.0, bound to 1 CPU');
+    expect(bound.reason).toContain('CPU wait 2.00 per run, load 0.5, bound to 1 CPU');
+  });
+
+  it('ignores the load average where the CPU wait is known (a niced build, the job itself)', () => {
+    expect(choosePolling({ ...base, load: 12, contention: 0.2 }).budgetUs).toBe(100);
+  });
+
+  it('falls back to the load average where the CPU wait is unknown', () => {
+    const c = choosePolling({ ...base, load: 2.5, contention: null });
+    expect(c).toMatchObject({ budgetUs: 0, shared: true });
+    expect(c.reason).toContain('busy cores (load 2.5 on 2) and not bound to one CPU');
+    expect(c.reason).not.toContain('CPU wait');
+    expect(choosePolling({ ...base, load: 1.9, contention: null }).budgetUs).toBe(100);
   });
 
   it('keeps an explicitly set mpi_base_poll_us even when oversubscribed or busy', () => {
     expect(choosePolling({ ...base, requestedUs: 50, explicit: true, nodeRanks: 8 }).budgetUs).toBe(
       50,
     );
-    expect(choosePolling({ ...base, requestedUs: 50, explicit: true, load: 9 }).budgetUs).toBe(50);
+    expect(
+      choosePolling({ ...base, requestedUs: 50, explicit: true, contention: 3 }).budgetUs,
+    ).toBe(50);
   });
 
   it('treats a negative window as 0 (never polls)', () => {
     expect(choosePolling({ ...base, requestedUs: -5, explicit: true }).budgetUs).toBe(0);
+  });
+});
+
+describe('RunDelay', () => {
+  /** A fake schedstat: [ns run, ns waited] as the test sets them. */
+  const clock = (run: number, wait: number) => {
+    const now: [number, number] = [run, wait];
+    return { now, read: (): readonly [number, number] => [now[0], now[1]] };
+  };
+
+  it('starts with the ratio since the process started', () => {
+    expect(new RunDelay(clock(200e6, 50e6).read).sample()).toBe(0.25);
+  });
+
+  it('measures each interval that ran long enough, and keeps the last one until then', () => {
+    const c = clock(100e6, 0);
+    const d = new RunDelay(c.read, 5e6);
+    c.now[0] += 10e6;
+    c.now[1] += 8e6;
+    expect(d.sample()).toBeCloseTo(0.8);
+    c.now[0] += 1e6; // too little run time to say anything new
+    c.now[1] += 0;
+    expect(d.sample()).toBeCloseTo(0.8);
+    c.now[0] += 9e6; // with the previous 1 ms: 10 ms run, 1 ms waited
+    c.now[1] += 1e6;
+    expect(d.sample()).toBeCloseTo(0.1);
+  });
+
+  it('is unknown where the system does not tell', () => {
+    expect(new RunDelay(() => null).sample()).toBeNull();
+  });
+
+  it('reads this process on Linux', () => {
+    const own = readSchedstat();
+    if (process.platform !== 'linux') return expect(own).toBeNull();
+    expect(own).not.toBeNull();
+    expect(own![0]).toBeGreaterThan(0);
   });
 });
 

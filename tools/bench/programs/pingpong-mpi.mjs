@@ -47,7 +47,7 @@ const WARMUP_PASS = 1000;
 
 // Pinned before MPI.init when the launcher says the rank (SSI_RANK): MPI.init sees the binding
 // (its progress engine polls a bound rank on a busy machine, and would otherwise notice only at
-// its next check, a second later, in the middle of the first sizes).
+// its next check, 250 ms later, in the middle of the first sizes).
 const earlyRank = process.env.SSI_RANK;
 if (earlyRank !== undefined) pin(Number(earlyRank));
 const mpi = await MPI.init();

@@ -1,4 +1,13 @@
 import { availableParallelism, cpus, loadavg } from 'node:os';
+import type { RunDelay } from './run-delay';
+
+/**
+ * A rank that waits this long for a CPU per unit of time it runs (see `RunDelay`) shares its
+ * cores with other busy programs. Measured on 2 cores, 2 unbound ranks in an 8 B ping-pong: next
+ * to 1-4 busy loops 0.43-1.0 whether polling or not; next to a `nice`d build (load 12) 0.15-0.21
+ * polling, and 0.06-0.10 sleeping on a quiet machine.
+ */
+export const CONTENDED_WAIT_PER_RUN = 0.5;
 
 /** What polling depends on, as seen now. */
 export interface PollInputs {
@@ -12,8 +21,10 @@ export interface PollInputs {
   nodeRanks: number;
   /** The cores the job's ranks on this node share (`cpuPool`). */
   cores: number;
-  /** The machine's 1-minute load average now. */
+  /** The machine's 1-minute load average now (what decides where `contention` is unknown). */
   load: number;
+  /** ns this process waited for a CPU per ns it ran, lately (`RunDelay`); null: unknown. */
+  contention: number | null;
   /** CPUs this process may run on now (`os.availableParallelism()`: its CPU affinity). */
   allowedCpus: number;
 }
@@ -25,9 +36,10 @@ export interface PollChoice {
   cores: number;
   /** More of the job's ranks on the node than cores. */
   oversubscribed: boolean;
-  /** The cores are busy with other programs (load >= cores) and this process is not bound. */
+  /** The cores are busy with other programs and this process is not bound to one CPU. */
   shared: boolean;
   load: number;
+  contention: number | null;
   /** One line for verbose output: what polls and why. */
   reason: string;
 }
@@ -37,14 +49,16 @@ export interface PollChoice {
  *
  * - the job oversubscribes the node (more of its ranks on it than cores): a rank that spins
  *   takes the core a peer of the same job needs to answer it; or
- * - the cores are busy with other programs (1-minute load average >= cores) and this process is
- *   not bound to one CPU: the scheduler then tends to wake a rank on the CPU of the peer that
- *   woke it, behind that peer's spin, so every wait lasts the whole window (measured on 2 cores
- *   at load 6, 2 unbound ranks: a ping-pong with a 1000 µs window took 500 µs one-way; an np 2
- *   barrier 160-200 µs polling, 70-120 µs sleeping). A rank bound to one CPU (taskset, a
- *   launcher's binding) cannot be stacked so, and there polling pays most on a busy machine: a
- *   rank that sleeps waits for a core at every wake-up, a polling one holds it (pinned
- *   ping-pong, same load: 10-12 µs one-way polling, 64-266 µs sleeping);
+ * - the cores are busy with other programs and this process is not bound to one CPU: it waited
+ *   for a CPU at least `CONTENDED_WAIT_PER_RUN` of the time it ran lately (where that cannot be
+ *   known, not Linux: the 1-minute load average >= cores). A rank that sleeps is then woken on
+ *   the busy CPU of the peer that woke it and runs at once (the scheduler favours a task that
+ *   slept over a busy one), while one that spins keeps that CPU from the peer it waits for.
+ *   Measured on 2 cores next to 1-4 busy loops, 2 unbound ranks, 8 B ping-pong: 7.6-8.2 µs
+ *   one-way sleeping, 57-70 µs polling 100 µs (500 µs with a 1000 µs window). A rank bound to one
+ *   CPU (taskset, a launcher's binding) cannot be stacked so, and there polling pays most on a
+ *   busy machine: a rank that sleeps waits for a core at every wake-up, a polling one holds it
+ *   (pinned ping-pong, load 6: 10-12 µs one-way polling, 64-266 µs sleeping);
  *
  * where it is `oversubscribedUs` (mpi_base_poll_oversubscribed_us, default 0: sleep at once).
  * An explicitly set mpi_base_poll_us always wins. The engine asks again now and then (load and
@@ -52,14 +66,15 @@ export interface PollChoice {
  */
 export function choosePolling(i: PollInputs): PollChoice {
   const oversubscribed = i.nodeRanks > i.cores;
-  const shared = i.load >= i.cores && i.allowedCpus > 1;
+  const busy = i.contention !== null ? i.contention >= CONTENDED_WAIT_PER_RUN : i.load >= i.cores;
+  const shared = busy && i.allowedCpus > 1;
   let budgetUs = Math.max(0, i.requestedUs);
   let why = `mpi_base_poll_us ${budgetUs}`;
   if ((oversubscribed || shared) && !i.explicit) {
     budgetUs = Math.max(0, i.oversubscribedUs);
     const what = oversubscribed
       ? `oversubscribed (${i.nodeRanks} ranks on ${i.cores} cores)`
-      : `busy cores (load ${i.load.toFixed(1)} on ${i.cores}) and not bound to one CPU`;
+      : `busy cores (${busyCores(i)}) and not bound to one CPU`;
     why = `${what}: mpi_base_poll_oversubscribed_us ${budgetUs}`;
   }
   const what =
@@ -72,10 +87,21 @@ export function choosePolling(i: PollInputs): PollChoice {
     oversubscribed,
     shared,
     load: i.load,
+    contention: i.contention,
     reason:
       `progress: ${what}; ${why}; ${i.nodeRanks} rank(s) on this node, ${i.cores} core(s), ` +
-      `load ${i.load.toFixed(1)}, ${bound}`,
+      `${cpuWait(i.contention)}load ${i.load.toFixed(1)}, ${bound}`,
   };
+}
+
+function busyCores(i: PollInputs): string {
+  return i.contention !== null
+    ? `waited ${i.contention.toFixed(2)} ns for a CPU per ns run`
+    : `load ${i.load.toFixed(1)} on ${i.cores}`;
+}
+
+function cpuWait(contention: number | null): string {
+  return contention === null ? '' : `CPU wait ${contention.toFixed(2)} per run, `;
 }
 
 /**
@@ -91,7 +117,9 @@ export function cpuPool(
   return allowedCpus > 1 ? allowedCpus : Math.max(1, nodeCpus());
 }
 
-/** The inputs that change while a job runs, read now (two cheap system calls). */
-export function machineNow(): { load: number; allowedCpus: number } {
-  return { load: loadavg()[0]!, allowedCpus: availableParallelism() };
+/** The inputs that change while a job runs, read now (a few cheap system calls). */
+export function machineNow(
+  delay: RunDelay,
+): Pick<PollInputs, 'load' | 'allowedCpus' | 'contention'> {
+  return { load: loadavg()[0]!, allowedCpus: availableParallelism(), contention: delay.sample() };
 }

@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 
 /** How often (ms) the poller asks whether the machine still allows polling. */
-export const RECHECK_MS = 1000;
+export const RECHECK_MS = 250;
 
 /**
  * The slowest transfer rate a waiting call's own message is assumed to move at, bytes per µs

@@ -97,6 +97,14 @@ export function soloMpi(
   ssi: Record<string, string | number> = {},
   modules: SsiModule[] = [],
 ): () => Mpi {
+  return soloMpiOverLoop(ssi, modules).mpi;
+}
+
+/** `soloMpi`, and the loop rpi under it (for tests that act as the rpi: `loop.host()`). */
+export function soloMpiOverLoop(
+  ssi: Record<string, string | number> = {},
+  modules: SsiModule[] = [],
+): { mpi: () => Mpi; loop: ReturnType<typeof loopRpi> } {
   const loop = loopRpi();
   const solo = soloRuntime();
   let mpi: Mpi | undefined;
@@ -111,5 +119,5 @@ export function soloMpi(
   afterAll(async () => {
     if (!MPI.finalized()) await mpi?.finalize();
   });
-  return () => mpi!;
+  return { mpi: () => mpi!, loop };
 }
