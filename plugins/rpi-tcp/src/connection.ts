@@ -1,6 +1,7 @@
 import net from 'node:net';
-import type { Proc, RecvScatter, RpiRequest, UnexpectedMessage } from '@ssi/mpi';
+import type { Proc, RpiRequest, UnexpectedMessage } from '@ssi/mpi';
 import { ENVELOPE_BYTES, WireEnvelope } from '@ssi/mpi';
+import { BodyReader, type ReadBuffers } from './body-reader';
 import { ConnectionWriter } from './connection-writer';
 import { PeerCredits } from './credits';
 import type { Hello } from './handshake';
@@ -35,37 +36,11 @@ const R_BODY = 5; // the payload of an eager message or rendezvous body
 const R_CLOSED = 6;
 const R_PARKED = 7; // acceptor: HELLO read, the owner answers later (`answerHello`)
 
-/** Bytes at the end of a body that are read through the read buffer (see `nextBuffer`). */
-const BODY_TAIL = 64;
-
-/** How body bytes reached their destination (for tests, tuning and `rpi_verbose`). */
-export interface ReadStats {
-  /** Socket reads handled (each one a turn of the event loop's poll phase for this socket). */
-  reads: number;
-  /** Read by the kernel straight into a receive buffer (or an unexpected message's memory). */
-  direct: number;
-  /** Copied from the read buffer into a posted receive's buffer. */
-  copiedPosted: number;
-  /** Copied from the read buffer into memory of an unexpected message. */
-  copiedUnexpected: number;
-  /** Scattered receives (a derived datatype) whose body was read here, and their bytes. */
-  scatteredRecvs: number;
-  scatteredBytes: number;
-}
-
 /** What a connection needs from the module that owns it. */
-export interface ConnectionOwner {
+export interface ConnectionOwner extends ReadBuffers {
   readonly jobId: string;
   readonly secret: Uint8Array;
   readonly myRank: number;
-  /** Shared read buffer for envelopes and short payloads. */
-  readonly staging: Buffer;
-  /** A prefix of `staging`: used while rendezvous bodies are expected, to keep their head small. */
-  readonly stagingSmall: Buffer;
-  /** Bodies with at least this many bytes left are read straight into their destination. */
-  readonly directMin: number;
-  /** Byte counters: how message bodies were read. */
-  readonly stats: ReadStats;
   /** An envelope arrived; `env` is the connection's record, refilled for the next envelope. */
   onEnvelope(conn: Connection, env: WireEnvelope): void;
   /** A body read into a posted receive is complete. */
@@ -126,21 +101,8 @@ export class Connection {
   private rstate: number;
   private readonly hdr = Buffer.allocUnsafe(Math.max(ENVELOPE_BYTES, RESPONSE_BYTES, HELLO_BYTES));
   private hdrFill = 0;
-  private target: Uint8Array | null = null;
-  /** A scattered receive's layout the body goes into (`target` is null then). */
-  private sink: RecvScatter | null = null;
-  private keep = 0;
-  private bodyLen = 0;
-  private bodyOff = 0;
-  private bodyReq: RpiRequest | null = null;
-  private bodyMsg: UnexpectedMessage | null = null;
-  private directRead = false;
-  /** The last read filled the read buffer it was given: more is probably queued. */
-  private lastReadFilled = false;
-  /** The target the pending direct read was set up for (a redirect may change `target`). */
-  private directTarget: Uint8Array | null = null;
-  /** The pending direct read goes into a run of a scattered receive's layout (`sink.run`). */
-  private directRun = false;
+  /** Where the bytes of the body being read go (state R_BODY). */
+  private readonly body: BodyReader;
 
   private hello: Hello | null = null;
   private nonce: Buffer | null = null;
@@ -153,6 +115,7 @@ export class Connection {
     accepting: boolean,
   ) {
     this.rstate = accepting ? R_HELLO : R_RESPONSE;
+    this.body = new BodyReader(owner);
     this.out = new ConnectionWriter((req) => owner.sendFlushed(req));
     this.ready = new Promise<void>((resolve, reject) => {
       this.resolveReady = resolve;
@@ -314,73 +277,23 @@ export class Connection {
   // ---- reading -----------------------------------------------------------------------------
 
   private nextBuffer(): Uint8Array {
-    this.directRun = false;
-    if (this.rstate === R_BODY && this.sink !== null) return this.nextScatterBuffer(this.sink);
-    if (this.rstate === R_BODY && this.target !== null) {
-      const left = this.keep - this.bodyOff;
-      // A body that is being read directly stays direct to its tail, however the kernel split
-      // it: only its head and its last bytes are ever copied.
-      const direct =
-        this.directTarget === this.target ? left > BODY_TAIL : left >= this.owner.directMin;
-      if (direct) {
-        this.directRead = true;
-        this.directTarget = this.target;
-        // The last bytes of a body come through the read buffer, with whatever follows them
-        // (often the receiver's next credit): the messages behind a body are then seen before
-        // the program learns that its receive is done, and may act on them.
-        const tail = this.keep === this.bodyLen ? Math.min(BODY_TAIL, left >> 1) : 0;
-        return this.target.subarray(this.bodyOff, this.keep - tail);
-      }
-    }
-    this.directRead = false;
-    // The whole read buffer only while a burst is being read (the last read filled it). Node
-    // picks the buffer for the next read as soon as a read is handled, before the program may
-    // post a receive and grant a credit; whatever comes after a pause may be a long body, of
-    // which only the head should be copied. Likewise while long bodies are known to be coming.
-    const burst = this.lastReadFilled && this.expectingSecond === 0 && this.credits.granted === 0;
-    return burst ? this.owner.staging : this.owner.stagingSmall;
-  }
-
-  /**
-   * A scattered body: straight into the user's memory where the layout has a contiguous run of
-   * `directMin` bytes or more here, else through the read buffer, chunk by chunk, starting at an
-   * address that lines up with the packed offset (the unpacker then copies whole words).
-   */
-  private nextScatterBuffer(sink: RecvScatter): Uint8Array {
-    const left = this.keep - this.bodyOff;
-    if (left > 0) {
-      const tail = this.keep === this.bodyLen ? Math.min(BODY_TAIL, left >> 1) : 0;
-      const run = sink.run(this.bodyOff, this.owner.directMin, left - tail);
-      if (run !== null) {
-        this.directRead = true;
-        this.directRun = true;
-        this.directTarget = run;
-        return run;
-      }
-    }
-    this.directRead = false;
-    return this.owner.staging.subarray(this.bodyOff & 7);
+    return this.body.nextBuffer(
+      this.rstate === R_BODY,
+      this.expectingSecond === 0 && this.credits.granted === 0,
+    );
   }
 
   private onRead(nread: number, buf: Buffer): void {
     this.owner.stats.reads++;
-    this.lastReadFilled = !this.directRead && nread === buf.length;
+    this.body.noteRead(nread, buf);
     this.bytesIn += nread;
     this.handleRead(nread, buf);
     if (this.drainWaiters.length > 0) this.wakeDrainWaiters();
   }
 
   private handleRead(nread: number, buf: Buffer): void {
-    if (this.directRead) {
-      if (!this.directRun && this.target !== this.directTarget && this.bodyOff < this.keep) {
-        // The body was redirected to a receive after this read had been set up.
-        const k = Math.min(nread, this.keep - this.bodyOff);
-        if (this.target !== null) this.target.set(buf.subarray(0, k), this.bodyOff);
-        else this.sink?.write(buf.subarray(0, k), this.bodyOff);
-      }
-      this.bodyOff += nread;
-      this.owner.stats.direct += nread;
-      if (this.bodyOff === this.bodyLen) this.finishBody();
+    if (this.body.directRead) {
+      if (this.body.landedDirect(nread, buf)) this.finishBody();
       return;
     }
     this.process(buf, nread);
@@ -408,21 +321,8 @@ export class Connection {
         }
         this.owner.onEnvelope(this, this.envelope.read(src, at));
       } else if (state === R_BODY) {
-        const want = this.bodyLen - this.bodyOff;
-        const take = Math.min(want, n - off);
-        if (this.target !== null && this.bodyOff < this.keep) {
-          const k = Math.min(take, this.keep - this.bodyOff);
-          buf.copy(this.target, this.bodyOff, off, off + k);
-          if (this.bodyReq !== null) this.owner.stats.copiedPosted += k;
-          else this.owner.stats.copiedUnexpected += k;
-        } else if (this.sink !== null && this.bodyOff < this.keep) {
-          const k = Math.min(take, this.keep - this.bodyOff);
-          this.sink.write(buf.subarray(off, off + k), this.bodyOff);
-          this.owner.stats.scatteredBytes += k;
-        }
-        this.bodyOff += take;
-        off += take;
-        if (this.bodyOff === this.bodyLen) this.finishBody();
+        off += this.body.copyIn(buf, off, n);
+        if (this.body.complete) this.finishBody();
       } else if (state === R_CLOSED) {
         return;
       } else {
@@ -440,21 +340,13 @@ export class Connection {
     msg: UnexpectedMessage | null,
   ): void {
     this.rstate = R_BODY;
-    this.target = target;
-    this.sink = null;
-    this.keep = target === null ? 0 : keep;
-    this.bodyLen = length;
-    this.bodyOff = 0;
-    this.bodyReq = req;
-    this.bodyMsg = msg;
+    this.body.expect(target, keep, length, req, msg);
   }
 
   /** Expects `length` body bytes for a scattered receive; the first `keep` go into its layout. */
   expectScatter(req: RpiRequest, keep: number, length: number): void {
-    this.expectBody(null, 0, length, req, null);
-    this.sink = req.scatter;
-    this.keep = keep;
-    this.owner.stats.scatteredRecvs++;
+    this.rstate = R_BODY;
+    this.body.expectScatter(req, keep, length);
   }
 
   /**
@@ -462,32 +354,14 @@ export class Connection {
    * goes straight into the receive's buffer (what has arrived is copied once).
    */
   redirectBody(msg: UnexpectedMessage, req: RpiRequest, keep: number): boolean {
-    if (this.rstate !== R_BODY || this.bodyMsg !== msg) return false;
-    if (req.buf === null && req.scatter === null) return false;
-    const have = Math.min(this.bodyOff, keep);
-    if (req.scatter !== null) {
-      if (have > 0) req.scatter.write(msg.data!.subarray(0, have), 0);
-      this.sink = req.scatter;
-      this.owner.stats.scatteredRecvs++;
-    } else if (have > 0) req.buf!.set(msg.data!.subarray(0, have));
-    this.target = req.buf;
-    this.keep = keep;
-    this.bodyMsg = null;
-    this.bodyReq = req;
-    return true;
+    return this.rstate === R_BODY && this.body.redirect(msg, req, keep);
   }
 
   private finishBody(): void {
-    const req = this.bodyReq;
-    const msg = this.bodyMsg;
+    const req = this.body.request;
+    const msg = this.body.message;
     this.rstate = R_HEADER;
-    this.target = null;
-    this.sink = null;
-    this.bodyReq = null;
-    this.bodyMsg = null;
-    this.directRead = false;
-    this.directRun = false;
-    this.directTarget = null;
+    this.body.finish();
     if (req !== null) this.owner.bodyDone(this, req);
     else if (msg !== null) {
       msg.received = msg.length;

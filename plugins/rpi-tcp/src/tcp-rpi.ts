@@ -7,7 +7,8 @@ import {
   type UnexpectedMessage,
   withDeadline,
 } from '@ssi/mpi';
-import type { ConnectionOwner, ReadStats } from './connection';
+import type { ReadStats } from './body-reader';
+import type { ConnectionOwner } from './connection';
 import { Connection } from './connection';
 import { ConnectionTuner } from './connection-tuner';
 import type { Hello } from './handshake';

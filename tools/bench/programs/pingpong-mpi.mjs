@@ -7,9 +7,13 @@
 //
 // Rank 0 prints one line per size, PINGPONG {"size":S,"iters":I,"oneWayNs":[...],"cpuNs":[...]}: one
 // sample per repetition (round trip / 2; cpuNs: the CPU time of both ranks per round trip), after
-// an unrecorded warm-up pass of a quarter of the iterations.
-// Before the first size, unrecorded round trips of 8 bytes for SSI_BENCH_WARMUP_MS warm up the
-// process (the JIT).
+// an unrecorded warm-up pass of a quarter of the iterations. The lines are printed after the last
+// size, not between sizes: a write to stdout (a pipe) goes through the same stream functions of
+// Node as the rpi's socket writes, and the first one deoptimizes them (V8: "wrong map"), which
+// made the next 2-4 passes up to 2 x slower (the "first sizes are slower" effect of earlier runs).
+// Before the first size, unrecorded passes over every size of the plan (up to 1000 round trips
+// each) for SSI_BENCH_WARMUP_MS warm up the process (the JIT: a size whose path, e.g. a 0-byte
+// message's, was not run before ran its first passes up to 2 x slower).
 //
 //   pingpong-mpi.mjs paired <blocks> <block-iters> <size>...
 //
@@ -39,8 +43,9 @@ const plan = paired
     });
 const maxSize = Math.max(1, ...plan.map((p) => p.size));
 /**
- * Round trips of 8 B before the first size, for at least SSI_BENCH_WARMUP_MS (and at least 4000):
- * a fresh process runs its first passes 2-20 times slower than later ones (the JIT).
+ * Round trips of every size of the plan before the first size is measured, for at least
+ * SSI_BENCH_WARMUP_MS (and at least 4 passes): a fresh process runs its first passes 2-20 times
+ * slower than later ones (the JIT), and a size whose path has not run yet its first ones 2 x.
  */
 const WARMUP_MS = Number(process.env.SSI_BENCH_WARMUP_MS ?? 2000);
 const WARMUP_PASS = 1000;
@@ -127,6 +132,10 @@ async function cpuPerRoundTrip(cpuUs, n) {
  * Passes of `rounds(8 B)` until rank 0 has spent WARMUP_MS on them (at least four passes); rank 0
  * tells rank 1 after each pass whether another follows, so both run the same number.
  */
+function warmUpRounds(iters) {
+  return Math.min(WARMUP_PASS, Math.ceil(iters / 4));
+}
+
 async function warmUp(rounds) {
   const more = new Uint8Array(1);
   const t0 = performance.now();
@@ -135,7 +144,7 @@ async function warmUp(rounds) {
     // new kind of buffer (the Float64Array of the CPU times) in a timed pass is deoptimized there,
     // and two spinning ranks on 2 CPUs leave V8's compiler little time to optimize it again
     const cpu0 = process.cpuUsage();
-    await rounds(Math.min(8, maxSize), WARMUP_PASS);
+    for (const { size, iters } of plan) await rounds(size, warmUpRounds(iters));
     await cpuPerRoundTrip(process.cpuUsage(cpu0), WARMUP_PASS);
     if (rank === 0) {
       more[0] = pass < 4 || performance.now() - t0 < WARMUP_MS ? 1 : 0;
@@ -144,6 +153,9 @@ async function warmUp(rounds) {
     if (more[0] === 0) return;
   }
 }
+
+/** What rank 0 prints at the end (see the header: nothing is printed while measuring). */
+const results = [];
 
 async function timedPasses() {
   await warmUp(rpiRounds);
@@ -161,7 +173,7 @@ async function timedPasses() {
         cpuNs.push(cpu);
       }
     }
-    if (rank === 0) console.log(`PINGPONG ${JSON.stringify({ size, iters, oneWayNs, cpuNs })}`);
+    if (rank === 0) results.push(`PINGPONG ${JSON.stringify({ size, iters, oneWayNs, cpuNs })}`);
   }
 }
 
@@ -210,11 +222,12 @@ async function pairedBlocks() {
       }
     }
     if (rank === 0)
-      console.log(`PAIRED ${JSON.stringify({ size, blockIters: iters, rpiNs, rawNs })}`);
+      results.push(`PAIRED ${JSON.stringify({ size, blockIters: iters, rpiNs, rawNs })}`);
   }
   raw?.close();
 }
 
 if (paired) await pairedBlocks();
 else await timedPasses();
+for (const line of results) console.log(line);
 await mpi.finalize();

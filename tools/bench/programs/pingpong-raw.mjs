@@ -13,9 +13,12 @@
 // path instead of TCP: the only difference between the two columns is the socket family.
 //
 // PINGPONG {"size":S,"iters":I,"oneWayNs":[...]}: one sample per repetition (round trip / 2),
-// after an unrecorded warm-up pass of a quarter of the iterations: what every driver prints.
-// Before the first size, unrecorded round trips of 8 bytes warm up the process (the JIT), for at
-// least SSI_BENCH_WARMUP_MS (default 2000) and at least 4000 of them, as in pingpong-mpi.mjs.
+// after an unrecorded warm-up pass of a quarter of the iterations: what every driver prints,
+// printed after the last size (a write to stdout between sizes deoptimizes Node's stream write
+// path, which the socket's writes share; see pingpong-mpi.mjs). Before the first size,
+// unrecorded passes over every size of the plan (up to 1000 round trips each) warm up the
+// process (the JIT), for at least SSI_BENCH_WARMUP_MS (default 2000) and at least 4 passes, as
+// in pingpong-mpi.mjs.
 // SSI_BENCH_RAW_POLL=1: both sides keep the event loop polling (keepPolling of framed.mjs).
 // SSI_BENCH_CPUS="A,B": the ping side pins itself to CPU A, the echo side to CPU B (taskset).
 import { connectPing, keepPolling, listenEcho, pin } from './framed.mjs';
@@ -38,8 +41,12 @@ async function ping(port, reps, plan) {
   const warmupMs = Number(process.env.SSI_BENCH_WARMUP_MS ?? 2000);
   const t0 = performance.now();
   for (let pass = 1; pass <= 4 || performance.now() - t0 < warmupMs; pass++) {
-    for (let i = 0; i < 1000; i++) await round(sbuf.subarray(0, Math.min(8, maxSize)));
+    for (const { size, iters } of plan) {
+      const n = Math.min(1000, Math.ceil(iters / 4));
+      for (let i = 0; i < n; i++) await round(sbuf.subarray(0, size));
+    }
   }
+  const results = [];
   for (const { size, iters } of plan) {
     const buf = sbuf.subarray(0, size);
     const oneWayNs = [];
@@ -53,8 +60,9 @@ async function ping(port, reps, plan) {
         throw new Error(`size ${size}: the echo does not match what was sent`);
       if (r > 0) oneWayNs.push(ns);
     }
-    console.log(`PINGPONG ${JSON.stringify({ size, iters, oneWayNs })}`);
+    results.push(`PINGPONG ${JSON.stringify({ size, iters, oneWayNs })}`);
   }
+  for (const line of results) console.log(line);
   stop();
   close();
 }
