@@ -11,7 +11,7 @@ afterEach(() => killAllJobs());
 const fixture = (name: string) => new URL(`./fixtures/${name}`, import.meta.url).pathname;
 
 describe('sm rpi: a blocking wait that spins on shared memory', () => {
-  it.each(['spin', 'hybrid'])(
+  it.each(['spin', 'hybrid', 'block'])(
     'still receives from an off-node peer and runs a timer during the wait (rpi_sm_wait %s)',
     async (mode) => {
       const r = await launchJob({
