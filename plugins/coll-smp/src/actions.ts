@@ -1,21 +1,26 @@
-import type { CollActions, NumericArray, ReduceOp } from '@ssi/mpi';
+import type { CollActions, CollComm, NumericArray, ReduceOp } from '@ssi/mpi';
 import { IN_PLACE } from '@ssi/mpi';
-import { allreduceSmall } from './allreduce-small';
-import { areaFor } from './area-use';
+import { areaFor, openArea } from './area-use';
 import { barrierHierarchical } from './barrier';
 import { bcastHierarchical } from './bcast';
-import { bcastThroughArea } from './bcast-area';
+import { bcastAgreed } from './bcast-agreed';
 import { bcastPipelined } from './bcast-pipeline';
+import { copyInto, keptLike } from './buffers';
 import type { Hierarchy } from './hierarchy';
+import { lengthsDiffer } from './lengths-exchange';
 import type { SmpSettings } from './params';
 import { allreduceHierarchical, reduceHierarchical } from './reduce';
 import { allreduceThroughArea, reduceThroughArea } from './reduce-area';
+import { exchangeLengths } from './reduction-exchange';
 
 /**
  * Whether a reduction with `op` may be combined node by node. The seed's rule (Ch. 6.3.2):
  * operators whose operand order matters (non-commutative user operators) keep lam_basic's rank
  * order, and re-association is a choice the user can turn off (`coll_smp_associative 0`).
  */
+/** The kept scratch array a small reduce accumulates in off the root (`keptLike` slots 0-1: the area). */
+const SMALL_SLOT = 2;
+
 export function mayReassociate(op: ReduceOp, s: SmpSettings): boolean {
   return s.associative && op.commutative;
 }
@@ -35,37 +40,64 @@ export function actionsFor(
 ): CollActions {
   const inPlace = (send: NumericArray | null) => send ?? IN_PLACE;
   const area = (bytes: number) => areaFor(h, s, bytes, note);
+  /** The length exchange (`reduction-exchange.ts`); ERR_TRUNCATE everywhere when lengths differ. */
+  const agreeOnLengths = async (
+    comm: CollComm,
+    call: string,
+    own: NumericArray,
+    acc: NumericArray | null,
+    op: ReduceOp,
+  ) => {
+    const part = { min: own.byteLength, max: own.byteLength, acc };
+    await exchangeLengths(h, s, comm, part, op);
+    const error = lengthsDiffer(part, call, comm.name);
+    if (error) throw error;
+  };
   return {
     async barrier(comm) {
       await barrierHierarchical(h, comm);
     },
-    async bcast(_comm, buf, root) {
+    async bcast(comm, buf, root) {
       if (buf.byteLength < s.bcastMinBytes) {
         await h.flat.bcast(buf, root);
         return;
       }
-      const shared = await area(buf.byteLength);
-      if (shared) await bcastThroughArea(h, shared, buf, root);
-      else if (s.bcastSegmentBytes > 0 && buf.byteLength > s.bcastSegmentBytes) {
+      if (s.shm) {
+        await bcastAgreed(h, s, comm.name, buf, root, await openArea(h, s, note));
+      } else if (s.bcastSegmentBytes > 0 && buf.byteLength > s.bcastSegmentBytes) {
         await bcastPipelined(h, buf, root, s.bcastSegmentBytes);
       } else await bcastHierarchical(h, buf, root);
     },
     async reduce(comm, send, recv, op, root) {
-      const bytes = (send ?? recv)!.byteLength;
-      if (mayReassociate(op, s) && bytes >= s.reduceMinBytes) {
-        const shared = await area(bytes);
-        if (shared) await reduceThroughArea(h, comm, shared, send, recv, op, root);
-        else await reduceHierarchical(h, comm, send, recv, op, root);
-      } else if (comm.rank === root) await h.flat.reduce(inPlace(send), op, root, recv!);
-      else await h.flat.reduce(send, op, root);
+      const own = (send ?? recv)!;
+      if (!mayReassociate(op, s) || own.byteLength < s.reduceMinBytes) {
+        if (comm.rank === root) await h.flat.reduce(inPlace(send), op, root, recv!);
+        else await h.flat.reduce(send, op, root);
+        return;
+      }
+      // Below the area's threshold the exchange is the whole reduction (every rank gets the
+      // result; the root keeps it in `recv`).
+      const small = own.byteLength < s.shmMinBytes;
+      const acc = !small ? null : comm.rank === root ? recv! : keptLike(h, own, SMALL_SLOT);
+      if (acc && acc !== own) acc.set(own as never);
+      await agreeOnLengths(comm, 'reduce', own, acc, op);
+      if (small) return;
+      const shared = await area(own.byteLength);
+      if (shared) await reduceThroughArea(h, comm, shared, send, recv, op, root);
+      else await reduceHierarchical(h, comm, send, recv, op, root);
     },
     async allreduce(comm, send, recv, op) {
-      if (mayReassociate(op, s) && recv.byteLength >= s.allreduceMinBytes) {
-        const shared = await area(recv.byteLength);
-        if (shared) await allreduceThroughArea(h, shared, send, recv, op);
-        else if (recv.byteLength < s.shmMinBytes) await allreduceSmall(h, comm, send, recv, op);
-        else await allreduceHierarchical(h, send, recv, op);
-      } else await h.flat.allreduce(inPlace(send), op, recv);
+      if (!mayReassociate(op, s) || recv.byteLength < s.allreduceMinBytes) {
+        await h.flat.allreduce(inPlace(send), op, recv);
+        return;
+      }
+      const small = recv.byteLength < s.shmMinBytes;
+      if (small && send !== null) copyInto(recv, send);
+      await agreeOnLengths(comm, 'allreduce', recv, small ? recv : null, op);
+      if (small) return;
+      const shared = await area(recv.byteLength);
+      if (shared) await allreduceThroughArea(h, shared, send, recv, op);
+      else await allreduceHierarchical(h, send, recv, op);
     },
     interrupt() {},
     checkpoint() {},

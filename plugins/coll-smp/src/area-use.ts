@@ -4,22 +4,21 @@ import { bytesOf, NodeArea } from './node-area';
 import type { SmpSettings } from './params';
 
 /**
- * Slots of the bcast ring: a writer may run this many pieces ahead of the slowest reader of its
- * node (two broadcasts of one piece in flight).
+ * Bytes of the bcast ring: a writer may run this far ahead of the slowest reader of its node
+ * (two broadcasts of 4 MiB in flight; with smaller pieces, more of them).
  */
-const AREA_RING = 2;
+const RING_BYTES = 8 << 20;
+
+/** Slots of the bcast ring for pieces of `chunk` bytes: at least two. */
+export const ringSlots = (chunk: number) => Math.max(2, Math.floor(RING_BYTES / chunk));
 
 /** Per served communicator: its nodes' area once opened, or why there is none. */
 const areas = new WeakMap<Hierarchy, NodeArea | string>();
 
 /**
- * The node area of `h` for a call of `bytes` bytes, or null when the call takes the
- * sub-communicator path: shared areas off (`coll_smp_shm 0`), a buffer below
- * `coll_smp_shm_min_bytes`, or no area on some node. Opened at the first call that wants it
- * (collective: every rank of the communicator makes the same call with the same size, so all
- * arrive here together), then kept until the communicator is freed. Every node must agree,
- * because the pieces cross between leaders in the area's slot size: a `MIN` over the
- * communicator decides.
+ * The node area of `h` for a reduction of `bytes` bytes (the same on every rank: the lengths
+ * were agreed first), or null when the call takes the sub-communicator path: a buffer below
+ * `coll_smp_shm_min_bytes`, or no area (`openArea`).
  */
 export async function areaFor(
   h: Hierarchy,
@@ -27,10 +26,31 @@ export async function areaFor(
   bytes: number,
   note: (message: string) => void,
 ): Promise<NodeArea | null> {
-  if (!s.shm || bytes < s.shmMinBytes) return null;
+  if (bytes < s.shmMinBytes) return null;
+  return openArea(h, s, note);
+}
+
+/**
+ * `h`'s nodes' area, or null without one (`coll_smp_shm 0`, or some node has none). Opened by the
+ * first call that wants it (collective: every rank of the communicator makes that call, so all
+ * arrive here together), then kept until the communicator is freed. Every node must agree,
+ * because the pieces cross between leaders in the area's slot size: a `MIN` over the
+ * communicator decides.
+ */
+export async function openArea(
+  h: Hierarchy,
+  s: SmpSettings,
+  note: (message: string) => void,
+): Promise<NodeArea | null> {
+  if (!s.shm) return null;
   let area = areas.get(h);
   if (area === undefined) {
-    const shape = { chunk: s.shmChunkBytes, ring: AREA_RING, ranks: h.local.size };
+    const shape = {
+      chunk: s.shmChunkBytes,
+      ring: ringSlots(s.shmChunkBytes),
+      ranks: h.local.size,
+      singleCopy: s.shmSingleCopy,
+    };
     area = await NodeArea.open(h.local, shape);
     const ok = new Int32Array([typeof area === 'string' ? 0 : 1]);
     await h.flat.allreduce(ok, MIN, ok);
@@ -41,7 +61,7 @@ export async function areaFor(
     note(
       typeof area === 'string'
         ? `smp: no shared area, the sub-communicators move the data: ${area}`
-        : `smp: node ${h.loc.node} shares an area of ${bytesOf(shape)} bytes (pieces of ${shape.chunk})`,
+        : `smp: node ${h.loc.node} shares an area of ${bytesOf(shape)} bytes (pieces of ${shape.chunk}${area.cross ? ', bcast by single copy' : ''})`,
     );
     areas.set(h, area);
   }

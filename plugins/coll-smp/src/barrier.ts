@@ -1,7 +1,7 @@
 import type { CollComm } from '@ssi/mpi';
-import { doublingIsShorter } from './allreduce-small';
 import type { Hierarchy } from './hierarchy';
 import { isPowerOfTwo } from './leaders-allreduce';
+import { doublingIsShorter } from './reduction-exchange';
 import { Tag } from './tags';
 
 const EMPTY = new Uint8Array(0);

@@ -1,19 +1,100 @@
-import { AreaFlow, issued, othersThan, pieceCount } from './area-flow';
+import type { CollComm } from '@ssi/mpi';
+import { ANY_TAG } from '@ssi/mpi';
+import { AreaFlow, issued, othersThan } from './area-flow';
+import { binomialTree } from './binomial';
 import type { Hierarchy } from './hierarchy';
-import type { NodeArea } from './node-area';
+import { type NodeArea, RING_HEAD } from './node-area';
 import { Tag } from './tags';
 
+/** One bcast through the areas, as one rank of it sees it. */
+interface Call {
+  area: NodeArea;
+  /** The ring index of this call's piece 0 (rings count pieces across calls). */
+  first: number;
+  /** This rank's buffer (shorter or longer than the root's in an erroneous program). */
+  buf: Uint8Array;
+  flow: AreaFlow;
+  /** The node's ranks that copy the pieces out of the area (all but the writer). */
+  readers: number[];
+  leaders: CollComm | null;
+  /** This leader's children in the leaders' tree, the largest subtree first. */
+  children: number[];
+}
+
 /**
- * bcast through the nodes' shared areas, in pieces of the area's slot size, the levels
- * overlapping. On each node one writer (the root on its node, the leader elsewhere) copies each
- * piece into the next slot of the area's ring once and tells the node (AREA_READY); every other
- * rank of the node copies it out. Between nodes the leaders broadcast piece by piece, all pieces
- * issued at once, so piece i + 1 crosses while piece i spreads on the nodes. The root node's
- * leader, when the root is another rank, forwards each piece as soon as it has copied it out.
+ * A piece as its slot's head describes it: its bytes, whether it is the call's last, and where
+ * it is: in the slot after the head (`pid` 0), or at `address` in process `pid`'s memory.
+ */
+interface Piece {
+  bytes: number;
+  last: boolean;
+  pid: number;
+  address: number;
+}
+
+const headOf = (slot: Uint8Array) => new Float64Array(slot.buffer, slot.byteOffset, 4);
+
+function writeHead(slot: Uint8Array, p: Piece): void {
+  headOf(slot).set([p.bytes, p.last ? 1 : 0, p.pid, p.address]);
+}
+
+function readHead(slot: Uint8Array): Piece {
+  const [bytes, last, pid, address] = headOf(slot);
+  return { bytes: bytes!, last: last === 1, pid: pid!, address: address! };
+}
+
+/** Where `data` is, for the node's readers: in this process, when they may copy out of it. */
+function placeOf(c: Call, data: Uint8Array): { pid: number; address: number } {
+  return c.area.cross && data.length > 0
+    ? { pid: process.pid, address: c.area.cross.addressOf(data) }
+    : { pid: 0, address: 0 };
+}
+
+/** Ring slot `i` of the call: the head, then room for a whole piece. */
+const slotOf = (c: Call, i: number) => c.area.ringSlot(c.first + i, c.area.shape.chunk);
+
+/** The data of a piece in its slot. */
+const dataOf = (slot: Uint8Array, p: Piece) => slot.subarray(RING_HEAD, RING_HEAD + p.bytes);
+
+/** The part of this rank's buffer that the piece at byte `at`, `bytes` long, fills. */
+const mineAt = (c: Call, at: number, bytes: number) =>
+  c.buf.subarray(Math.min(c.buf.length, at), Math.min(c.buf.length, at + bytes));
+
+/** Copies a piece at byte `at` of the root's buffer into this rank's, as far as it reaches. */
+function copyOut(c: Call, data: Uint8Array, at: number): void {
+  const mine = mineAt(c, at, data.length);
+  mine.set(data.subarray(0, mine.length));
+}
+
+/** Sends a piece to this leader's children; resolves when all are out. */
+function forward(c: Call, data: Uint8Array, last: boolean): Promise<unknown> {
+  if (c.children.length === 0) return Promise.resolve();
+  const tag = last ? Tag.BCAST_LAST : Tag.BCAST_PIECE;
+  return Promise.all(c.children.map((r) => c.leaders!.coll.isend(data, r, tag).wait()));
+}
+
+/** Waits until ring slot `i` of the call may be written: every reader is done with its piece. */
+function slotFree(c: Call, i: number): Promise<void> {
+  if (c.readers.length === 0) return Promise.resolve();
+  return c.area.waitDone(c.readers, c.first + i - c.area.shape.ring + 1);
+}
+
+/**
+ * bcast through the nodes' shared areas, at every size, in pieces of the area's slot size. On
+ * each node one writer (the root on its node, the leader elsewhere) has each piece in the next
+ * slot of the area's ring and tells the node (AREA_READY); every other rank of the node copies it
+ * out. Between nodes each piece is a message down the leaders' binomial tree, tagged as the last
+ * one or not; another node's leader receives it straight into its ring slot (any tag: within a
+ * call, its parent sends it nothing else), so it forwards, signals and copies out with no copy
+ * into the area, and nothing but the pieces crosses the network. The root sends from its own
+ * buffer while it copies into its node's ring. Each slot's head says the piece's length and
+ * whether it is the last, so every rank moves exactly the root's pieces, whatever length it
+ * passed: a rank whose buffer is shorter takes part to the end (the caller then reports the
+ * truncation). Returns the root's length.
  *
  * Nobody waits for the readers at the end: each rank counts the pieces it is done with in the
  * area, and a writer (of this call or a later one, whichever rank it is) waits for those counts
- * only before it overwrites a ring slot. So a root leaves as soon as its data is out, as with
+ * only before it reuses a ring slot. So a root leaves as soon as its data is out, as with
  * lam_basic's tree, and consecutive broadcasts overlap.
  */
 export async function bcastThroughArea(
@@ -21,47 +102,134 @@ export async function bcastThroughArea(
   area: NodeArea,
   buf: Uint8Array,
   root: number,
-): Promise<void> {
+): Promise<number> {
   const { loc, local, leaders } = h;
-  const { chunk, ring } = area.shape;
-  const n = buf.length;
-  const pieces = pieceCount(n, chunk);
-  const first = area.piecesSent;
-  area.piecesSent += pieces;
-  const piece = (i: number) => buf.subarray(i * chunk, Math.min(n, (i + 1) * chunk));
   const rootNode = loc.nodeOf(root);
   const onRootNode = loc.node === rootNode;
   const writer = onRootNode ? loc.localRanks.indexOf(root) : 0;
-  const flow = new AreaFlow(local);
-  const crossings: Promise<unknown>[] = [];
-  const me = local.rank;
+  const tree = leaders ? binomialTree(leaders.rank, rootNode, leaders.size) : null;
+  const c: Call = {
+    area,
+    first: area.piecesSent,
+    buf,
+    flow: new AreaFlow(local),
+    readers: othersThan(local.size, writer),
+    leaders,
+    children: tree ? tree.children.reverse() : [],
+  };
+  let moved: { length: number; pieces: number };
+  if (local.rank !== writer) moved = await readPieces(c, local.rank, writer);
+  else if (onRootNode) moved = await writePieces(c, local.rank);
+  else moved = await receivePieces(c, tree!.parent);
+  area.piecesSent = c.first + moved.pieces;
+  await c.flow.drained();
+  return moved.length;
+}
 
-  if (me === writer) {
-    const readers = othersThan(local.size, writer);
-    // The root leading its node sends every piece off-node at once; another node's leader
-    // receives them in order, each as soon as it crossed.
-    if (leaders) {
-      for (let i = 0; i < pieces; i++) crossings.push(issued(leaders.bcast(piece(i), rootNode)));
-    }
+/** The root: sends each piece down the leaders' tree from its buffer, and puts it into the ring. */
+async function writePieces(c: Call, me: number) {
+  const { chunk } = c.area.shape;
+  const length = c.buf.length;
+  const pieces = Math.max(1, Math.ceil(length / chunk));
+  const forwarded: Promise<unknown>[] = [];
+  const piece = (i: number) => c.buf.subarray(i * chunk, Math.min(length, (i + 1) * chunk));
+  for (let i = 0; i < pieces; i++) forwarded.push(issued(forward(c, piece(i), i === pieces - 1)));
+  if (c.readers.length > 0) {
     for (let i = 0; i < pieces; i++) {
-      if (!onRootNode) await crossings[i];
-      if (readers.length === 0) continue;
-      await area.waitDone(readers, first + i - ring + 1);
-      const p = piece(i);
-      area.ringSlot(first + i, p.length).set(p);
-      flow.tell(readers, Tag.AREA_READY);
+      await slotFree(c, i);
+      const slot = slotOf(c, i);
+      const data = piece(i);
+      // With single copy the readers take the piece out of this buffer; else it goes into the slot.
+      const at = placeOf(c, data);
+      writeHead(slot, { bytes: data.length, last: i === pieces - 1, ...at });
+      if (at.pid === 0) slot.set(data, RING_HEAD);
+      c.flow.tell(c.readers, Tag.AREA_READY);
     }
-    if (readers.length > 0) area.markDone(me, first + pieces);
-  } else {
-    for (let i = 0; i < pieces; i++) {
-      await flow.hear([writer], Tag.AREA_READY);
-      const p = piece(i);
-      p.set(area.ringSlot(first + i, p.length));
-      area.markDone(me, first + i + 1);
-      // Only the root node's leader, when the root is another rank, gets here with leaders.
-      if (leaders) crossings.push(issued(leaders.bcast(p, rootNode)));
+    // The caller may change its buffer once this returns: the readers must be done with it.
+    if (c.area.cross) await c.area.waitDone(c.readers, c.first + pieces);
+    c.area.markDone(me, c.first + pieces);
+  }
+  await Promise.all(forwarded);
+  return { length, pieces };
+}
+
+/**
+ * Another node's leader: receives each piece from its parent leader straight into the next ring
+ * slot (posted as soon as the previous piece said more follow and the slot is free), forwards it
+ * to its children, tells its node and copies it into its own buffer.
+ */
+async function receivePieces(c: Call, parent: number) {
+  const ring = c.area.shape.ring;
+  const forwarded: Promise<unknown>[] = [];
+  const { chunk } = c.area.shape;
+  // With single copy a piece that fits this rank's buffer goes straight there (the readers copy
+  // it out of it); else into the slot.
+  const into = (i: number) =>
+    c.area.cross && c.readers.length > 0 && c.buf.length >= (i + 1) * chunk
+      ? c.buf.subarray(i * chunk, (i + 1) * chunk)
+      : slotOf(c, i).subarray(RING_HEAD);
+  const post = async (i: number) => {
+    if (i >= ring) await forwarded[i - ring];
+    await slotFree(c, i);
+    const target = into(i);
+    // Wrapped: an async function returning the promise itself would wait for the arrival.
+    return { target, arrival: issued(c.leaders!.coll.irecv(target, parent, ANY_TAG).wait()) };
+  };
+  let length = 0;
+  let next = await post(0);
+  for (let i = 0; ; i++) {
+    const status = (await next.arrival) as { byteLength: number; tag: number };
+    const data = next.target.subarray(0, status.byteLength);
+    const inSlot = data.buffer !== c.buf.buffer;
+    const last = status.tag === Tag.BCAST_LAST;
+    if (!last) next = await post(i + 1);
+    const at = inSlot ? { pid: 0, address: 0 } : placeOf(c, data);
+    writeHead(slotOf(c, i), { bytes: data.length, last, ...at });
+    forwarded[i] = issued(forward(c, data, last));
+    c.flow.tell(c.readers, Tag.AREA_READY);
+    if (inSlot) copyOut(c, data, length);
+    length += data.length;
+    if (last) {
+      await Promise.all(forwarded);
+      if (c.readers.length > 0) {
+        if (c.area.cross) await c.area.waitDone(c.readers, c.first + i + 1);
+        c.area.markDone(0, c.first + i + 1);
+      }
+      return { length, pieces: i + 1 };
     }
   }
-  await Promise.all(crossings);
-  await flow.drained();
+}
+
+/**
+ * A piece in the writer's memory, copied out of it by cross-memory attach: into this rank's
+ * buffer, or, when that is too short and the piece must be forwarded whole, into a new one (an
+ * erroneous program) whose start then goes into the buffer. Returns the piece's bytes.
+ */
+function fetch(c: Call, p: Piece, at: number): Uint8Array {
+  const mine = mineAt(c, at, p.bytes);
+  const whole = mine.length === p.bytes || c.children.length === 0 ? mine : new Uint8Array(p.bytes);
+  c.area.cross!.readFrom(p.pid, p.address, whole);
+  if (whole !== mine) mine.set(whole.subarray(0, mine.length));
+  return whole;
+}
+
+/**
+ * Every other rank of a node: copies each piece out of the ring when the writer says it is
+ * there. The root's node leader, when the root is another rank, also forwards each piece down the
+ * leaders' tree from the slot, before it says it is done with it.
+ */
+async function readPieces(c: Call, me: number, writer: number) {
+  let length = 0;
+  for (let i = 0; ; i++) {
+    await c.flow.hear([writer], Tag.AREA_READY);
+    const slot = slotOf(c, i);
+    const p = readHead(slot);
+    const data = p.pid === 0 ? dataOf(slot, p) : fetch(c, p, length);
+    const sent = forward(c, data, p.last);
+    if (p.pid === 0) copyOut(c, data, length);
+    length += p.bytes;
+    await sent;
+    c.area.markDone(me, c.first + i + 1);
+    if (p.last) return { length, pieces: i + 1 };
+  }
 }

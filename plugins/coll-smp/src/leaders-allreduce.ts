@@ -9,7 +9,7 @@ import { Tag } from './tags';
  * distance 2^s and combines, both partners with the lower rank's operand first, so every leader
  * ends with the same bits. On two nodes that is one exchange, where lam_basic's allreduce (reduce
  * to rank 0, then bcast) crosses the network twice one after the other. Other sizes take the
- * leaders' own allreduce. Also used on a whole communicator (`allreduce-small.ts`). `scratch` (same type and length as `buf`) takes the partner's operand;
+ * leaders' own allreduce. `scratch` (same type and length as `buf`) takes the partner's operand;
  * without it a new array does.
  */
 export async function leadersAllreduce(

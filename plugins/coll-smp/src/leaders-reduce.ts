@@ -1,4 +1,5 @@
 import type { CollComm, CollRequest, NumericArray, ReduceOp } from '@ssi/mpi';
+import { binomialTree } from './binomial';
 import { bytesOf, sameKind } from './buffers';
 import { Tag } from './tags';
 
@@ -16,20 +17,11 @@ export function beginLeadersReduce(
   root: number,
   scratch: () => NumericArray,
 ): LeadersReduce {
-  const p = leaders.size;
-  const vr = (leaders.rank - root + p) % p;
+  const { parent, children: from } = binomialTree(leaders.rank, root, leaders.size);
   const children: { buf: NumericArray; req: CollRequest }[] = [];
-  let parent = -1;
-  for (let mask = 1; mask < p; mask <<= 1) {
-    if (vr & mask) {
-      parent = (vr - mask + root) % p;
-      break;
-    }
-    if (vr + mask < p) {
-      const buf = children.length === 0 ? scratch() : sameKind(children[0]!.buf);
-      const from = (vr + mask + root) % p;
-      children.push({ buf, req: leaders.coll.irecv(bytesOf(buf), from, Tag.LEADERS_REDUCE) });
-    }
+  for (const r of from) {
+    const buf = children.length === 0 ? scratch() : sameKind(children[0]!.buf);
+    children.push({ buf, req: leaders.coll.irecv(bytesOf(buf), r, Tag.LEADERS_REDUCE) });
   }
   return {
     async finish(partial: NumericArray, op: ReduceOp): Promise<void> {

@@ -2,7 +2,14 @@ import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import type { CollComm } from '@ssi/mpi';
 import { MIN } from '@ssi/mpi';
-import { ShmSegment, shmUnavailableReason, waitWord, wakeWord } from '@ssi/shm';
+import {
+  type CrossMemory,
+  crossMemory,
+  ShmSegment,
+  shmUnavailableReason,
+  waitWord,
+  wakeWord,
+} from '@ssi/shm';
 
 /** How the leader tells its node where the area is (or why there is none): one fixed buffer. */
 const DESCRIPTOR_BYTES = 512;
@@ -17,12 +24,24 @@ export interface AreaShape {
   ring: number;
   /** Ranks on the node: the reductions have two sets of one slot per rank. */
   ranks: number;
+  /** Whether bcast readers may copy straight out of the writer's memory, where the kernel lets them. */
+  singleCopy: boolean;
 }
 
-/** Per rank a cache line of control words: [0] bcast pieces done, [1] a writer waits on [0]. */
+/**
+ * Bytes before the data in each ring slot: a bcast piece carries the root's length there, so the
+ * piece that crosses between leaders and the slot its node reads are the same bytes.
+ */
+export const RING_HEAD = 32;
+
+/**
+ * Per rank a cache line of control words: [0] bcast pieces done, [1] a writer waits on [0];
+ * bytes 8-23: the rank's pid and the address of its probe word (`probeSingleCopy`).
+ */
 const LINE = 64;
 const DONE_WORD = 0;
 const WAITING_WORD = 1;
+const PROBE_AT = 8;
 
 /**
  * One node's shared-memory area for smp's on-node level (the way Open MPI's han/sm move data):
@@ -35,8 +54,15 @@ const WAITING_WORD = 1;
 export class NodeArea {
   /** bcast pieces this communicator has moved so far (every rank of the node counts alike). */
   piecesSent = 0;
+  /**
+   * Cross-memory attach, when every rank of the node can read every other's memory with it
+   * (tried at the opening): bcast readers then copy straight out of the writer's buffer.
+   */
+  cross: CrossMemory | null = null;
   private readonly control: number;
   private readonly data: number;
+  /** A one-rank node's ring, in its own memory (nobody else reads it): made when first used. */
+  private privateRing: Uint8Array | null = null;
 
   private constructor(
     private readonly seg: ShmSegment | null,
@@ -48,18 +74,22 @@ export class NodeArea {
     this.data = base + controlBytes(shape);
   }
 
-  /** Slot `i` of the bcast ring as a byte view of `length` bytes. */
+  /**
+   * Slot `i` (mod the ring) of the bcast ring: `RING_HEAD` bytes, then room for `length` bytes of
+   * data. On a one-rank node the ring is private memory.
+   */
   ringSlot(i: number, length: number): Uint8Array {
-    return this.view(i % this.shape.ring, length);
+    const stride = this.shape.chunk + RING_HEAD;
+    const at = (i % this.shape.ring) * stride;
+    if (this.seg) return this.seg.u8.subarray(this.data + at, this.data + at + RING_HEAD + length);
+    this.privateRing ??= new Uint8Array(stride * this.shape.ring);
+    return this.privateRing.subarray(at, at + RING_HEAD + length);
   }
 
   /** The reductions' slot of node rank `rank` in set `set` (0 or 1), `length` bytes. */
   setSlot(set: number, rank: number, length: number): Uint8Array {
-    return this.view(this.shape.ring + set * this.shape.ranks + rank, length);
-  }
-
-  private view(slot: number, length: number): Uint8Array {
-    const at = this.data + slot * this.shape.chunk;
+    const at =
+      this.data + ringBytes(this.shape) + (set * this.shape.ranks + rank) * this.shape.chunk;
     return this.seg!.u8.subarray(at, at + length);
   }
 
@@ -99,6 +129,39 @@ export class NodeArea {
         Atomics.store(seg.i32, waiting, 0);
       }
     }
+  }
+
+  /**
+   * Whether every rank of the node can read every other's memory with cross-memory attach: the
+   * kernel decides per pair of processes (ptrace rules), so each rank publishes a probe word in
+   * its control line and reads every other's; the node agrees by a `MIN` (collective over
+   * `local`).
+   */
+  private async probeSingleCopy(local: CollComm): Promise<CrossMemory | null> {
+    const cm = crossMemory();
+    const magic = (r: number) => 0x5eed0000 + r;
+    const probe = new Float64Array([magic(local.rank)]);
+    const u8 = this.seg!.u8;
+    const line = (r: number) =>
+      new Float64Array(u8.buffer, u8.byteOffset + this.control + r * LINE + PROBE_AT, 2);
+    line(local.rank).set(cm ? [process.pid, cm.addressOf(probe)] : [0, 0]);
+    await local.barrier();
+    let ok = cm !== null;
+    for (let r = 0; ok && r < local.size; r++) {
+      if (r === local.rank) continue;
+      const [pid, address] = line(r);
+      const got = new Float64Array(1);
+      try {
+        if (pid) cm!.readFrom(pid, address!, got);
+      } catch {
+        ok = false;
+      }
+      ok &&= got[0] === magic(r);
+    }
+    const all = new Int32Array([ok ? 1 : 0]);
+    await local.allreduce(all, MIN, all);
+    probe[0] = 0; // keeps the probe alive until every rank has read it
+    return all[0] === 1 ? cm : null;
   }
 
   /** Unmaps the area (the name was unlinked once every rank attached). */
@@ -144,7 +207,11 @@ export class NodeArea {
     }
     const ok = new Int32Array([seg ? 1 : 0]);
     await local.allreduce(ok, MIN, ok);
-    if (ok[0] === 1 && seg) return new NodeArea(seg, seg.layout.poolOffset, shape);
+    if (ok[0] === 1 && seg) {
+      const area = new NodeArea(seg, seg.layout.poolOffset, shape);
+      if (shape.singleCopy) area.cross = await area.probeSingleCopy(local);
+      return area;
+    }
     seg?.close();
     return failure ?? 'another rank of the node could not attach';
   }
@@ -154,9 +221,13 @@ function controlBytes(shape: AreaShape): number {
   return Math.ceil((shape.ranks * LINE) / 4096) * 4096;
 }
 
+function ringBytes(shape: AreaShape): number {
+  return (shape.chunk + RING_HEAD) * shape.ring;
+}
+
 /** The area's size in bytes: control lines, the bcast ring, the reductions' two sets. */
 export function bytesOf(shape: AreaShape): number {
-  return controlBytes(shape) + shape.chunk * (shape.ring + 2 * shape.ranks);
+  return controlBytes(shape) + ringBytes(shape) + shape.chunk * 2 * shape.ranks;
 }
 
 /**

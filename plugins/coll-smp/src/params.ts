@@ -19,6 +19,8 @@ export interface SmpSettings {
   shmChunkBytes: number;
   /** bcast, reduce and allreduce take the area from this buffer size on. */
   shmMinBytes: number;
+  /** `coll_smp_shm_single_copy`: bcast readers copy straight out of the writer's memory. */
+  shmSingleCopy: boolean;
 }
 
 const minBytes = (collective: string) => ({
@@ -51,17 +53,22 @@ export const SMP_PARAMS = {
   shm: {
     type: 'int',
     default: 1,
-    help: 'bcast/reduce/allreduce: 1 moves the data on each node through a shared-memory area (the leader or root copies each piece in once, every other rank of the node copies it out; pieces cross between nodes while earlier ones spread), where @ssi/shm works; 0 always uses the per-node sub-communicators',
+    help: 'bcast (every size) and reduce/allreduce from coll_smp_shm_min_bytes: 1 moves the data on each node through a shared-memory area (one writer per node has each piece there, every other rank of the node copies it out; pieces cross between nodes while earlier ones spread), where @ssi/shm works; 0 always uses the per-node sub-communicators',
   },
   shm_chunk_bytes: {
     type: 'int',
     default: 4194304,
-    help: "the shared area's piece size in bytes (a multiple of 8, at least 4096): buffers travel in pieces of this size, the levels overlapping; each node's area holds 2 + 2 x (ranks on the node) pieces, committed as they are first used. Larger pieces mean fewer messages per call (what pays on an oversubscribed node), smaller ones more overlap and less memory",
+    help: "the shared area's piece size in bytes (a multiple of 8, at least 4096): buffers travel in pieces of this size, the levels overlapping; each node's area holds an 8 MiB bcast ring (at least 2 pieces) and 2 x (ranks on the node) pieces, committed as they are first used. Larger pieces mean fewer messages per call (what pays on an oversubscribed node), smaller ones more overlap and less memory",
+  },
+  shm_single_copy: {
+    type: 'int',
+    default: 1,
+    help: "bcast through the shared area: 1 lets the node's other ranks copy each piece straight out of the writer's buffer (cross-memory attach, where the kernel allows it between the node's processes: tried when the area is made), one copy per rank instead of one into the area and one out; 0 always copies through the area",
   },
   shm_min_bytes: {
     type: 'int',
     default: 65536,
-    help: 'bcast/reduce/allreduce buffers of at least this many bytes go through the shared area; smaller ones through the sub-communicators',
+    help: 'reduce/allreduce operands of at least this many bytes go through the shared area, smaller ones travel in the messages of the length exchange that starts each call; bcast takes the area at every size (without an area, its header carries buffers below this)',
   },
 } as const;
 
@@ -109,5 +116,6 @@ export function readSmpSettings(params: ParamRegistry): SmpSettings {
     shm: zeroOrOne(params, 'coll_smp_shm'),
     shmChunkBytes: chunkBytes(params, 'coll_smp_shm_chunk_bytes'),
     shmMinBytes: nonNegative(params, 'coll_smp_shm_min_bytes'),
+    shmSingleCopy: zeroOrOne(params, 'coll_smp_shm_single_copy'),
   };
 }

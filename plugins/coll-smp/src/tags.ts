@@ -18,12 +18,25 @@ export const Tag = {
   AREA_IN: 206,
   /** On the leaders' communicator: recursive doubling's exchange (`leaders-allreduce.ts`). */
   LEADERS_EXCHANGE: 207,
-  /** Small allreduce: an operand to the node's leader (`allreduce-small.ts`). */
+  /** A reduction's length exchange: a rank's part to the node's leader (`reduction-exchange.ts`). */
   SMALL_IN: 208,
-  /** Small allreduce: the result from the node's leader. */
+  /** A reduction's length exchange: the result from the node's leader. */
   SMALL_OUT: 209,
   /** On the leaders' communicator: a partial result up the reduce tree (`leaders-reduce.ts`). */
   LEADERS_REDUCE: 210,
   /** barrier: a pairwise exchange step (`barrier.ts`), on the parent's or the leaders' channel. */
   BARRIER_PAIR: 211,
+  /**
+   * bcast: the root's length (and, below `coll_smp_shm_min_bytes`, its data) down the leaders'
+   * tree and to each node's ranks (`bcast-header.ts`).
+   */
+  BCAST_HEADER: 212,
+  /**
+   * bcast: a piece of the data down the leaders' tree, into the next node's area, more to follow
+   * (`bcast-area.ts`); BCAST_LAST: the call's last piece.
+   */
+  BCAST_PIECE: 213,
+  BCAST_LAST: 215,
+  /** A reduction's length exchange: recursive doubling (`lengths-exchange.ts`), on any channel. */
+  LENGTHS_PAIR: 214,
 } as const;

@@ -57,8 +57,11 @@ describe('smp serves communicators that span nodes with a shared node', () => {
     expect(r.output).toContain('smp matrix ok');
     expect(served(r, 'COMM_WORLD'), 'smp serves the world').toBe('smp');
     expect(r.output).toMatch(/COMM_WORLD: smp hierarchy: nodes/);
-    // buffers from coll_smp_shm_min_bytes on move through a shared area on each node
-    expect(r.output).toMatch(/COMM_WORLD: smp: node \d shares an area of \d+ bytes/);
+    // buffers from coll_smp_shm_min_bytes on move through a shared area on each node, bcast
+    // readers copying straight out of the writer's memory
+    expect(r.output).toMatch(
+      /COMM_WORLD: smp: node \d shares an area of \d+ bytes \(pieces of \d+, bcast by single copy\)/,
+    );
     // one-node halves: smp declines, lam_basic (the last candidate) serves them
     expect(served(r, 'node 0'), explainJob(r)).toBe('lam_basic');
     expect(r.output).toMatch(/smp: all \d ranks are on one node/);
@@ -79,14 +82,15 @@ describe('smp options', () => {
   });
 
   it('the shared area in many small pieces (its ring and both sets reused within a call)', async () => {
-    for (const [perNode, rpi] of [
-      [[2, 2, 1], 'sm'],
-      [[3, 3, 2], 'tcp'],
-      [[4, 1], 'sm'],
+    for (const [perNode, rpi, singleCopy] of [
+      [[2, 2, 1], 'sm', 1],
+      [[3, 3, 2], 'tcp', 0],
+      [[4, 1], 'sm', 0],
     ] as const) {
       const r = await run([...perNode], rpi, 'full', {
         coll_smp_shm_chunk_bytes: 262144,
         coll_smp_shm_min_bytes: 4096,
+        coll_smp_shm_single_copy: singleCopy,
       });
       expect(r.ok, explainJob(r)).toBe(true);
       expect(r.output).toMatch(

@@ -6,8 +6,8 @@
 import { readFileSync } from 'node:fs';
 import type { CollComm, CollContext, CollLocality } from '@ssi/mpi';
 import { describe, expect, it } from 'vitest';
-import { doublingIsShorter } from '../src/allreduce-small';
 import smp, { readSmpSettings, SMP_PARAMS } from '../src/index';
+import { doublingIsShorter } from '../src/reduction-exchange';
 
 const defaults = Object.fromEntries(
   Object.entries(smp.params ?? {}).map(([k, spec]) => [`coll_smp_${k}`, spec.default]),
@@ -96,6 +96,7 @@ describe('the smp module', () => {
       shm: true,
       shmChunkBytes: SMP_PARAMS.shm_chunk_bytes.default,
       shmMinBytes: SMP_PARAMS.shm_min_bytes.default,
+      shmSingleCopy: true,
     });
     const read = (extra: Record<string, number | string>) => () =>
       readSmpSettings(contextWith({ ...defaults, ...extra }).params);
@@ -109,6 +110,9 @@ describe('the smp module', () => {
       'coll_smp_shm_chunk_bytes is 4100; expected a multiple of 8 bytes, at least 4096',
     );
     expect(read({ coll_smp_shm_chunk_bytes: 1024 })).toThrow(/at least 4096/);
+    expect(read({ coll_smp_shm_single_copy: 2 })).toThrow(
+      'coll_smp_shm_single_copy is 2; expected 0 or 1',
+    );
     expect(read({ coll_smp_shm: 0, coll_smp_shm_min_bytes: 1 })()).toMatchObject({
       shm: false,
       shmMinBytes: 1,

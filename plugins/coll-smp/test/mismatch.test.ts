@@ -1,0 +1,51 @@
+import { explainJob, killAllJobs, launchJob } from '@ssi/mpi/testing';
+import { afterEach, describe, expect, it } from 'vitest';
+import { layout } from './helpers/layout';
+
+/**
+ * An erroneous program whose ranks pass buffers of different lengths, in real processes on node
+ * layouts where smp serves the communicator and moves large buffers through shared areas. bcast:
+ * ERR_TRUNCATE exactly on the ranks whose buffer is shorter than the root's, the root's data on
+ * the others. reduce and allreduce: ERR_TRUNCATE on every rank. Always: no byte written outside
+ * a buffer, no wait for coll_base_timeout (kept short, so a hang shows as ERR_OTHER) and the
+ * communicator still in step (fixtures/smp-mismatch.mjs).
+ */
+afterEach(() => killAllJobs());
+
+const program = new URL('./fixtures/smp-mismatch.mjs', import.meta.url).pathname;
+
+describe('bcast, reduce and allreduce with buffers of different lengths under smp', () => {
+  it.each([
+    [[2, 2], 'sm', 4194304, 1],
+    [[2, 2], 'tcp', 262144, 0],
+    [[2, 1, 2, 2], 'sm', 1048576, 1],
+  ] as const)(
+    'layout %j over %s, pieces of %d bytes, single copy %d',
+    async (perNode, rpi, chunk, singleCopy) => {
+      const l = layout(perNode);
+      const r = await launchJob({
+        np: l.np,
+        rankEnv: l.rankEnv,
+        program,
+        args: [String(chunk)],
+        ssi: {
+          rpi,
+          coll: 'smp',
+          coll_verbose: 10,
+          coll_base_timeout: 20,
+          coll_smp_shm_chunk_bytes: chunk,
+          coll_smp_shm_single_copy: singleCopy,
+        },
+        timeoutMs: 240_000,
+        label: `smp mismatched buffers on ${l.name} over ${rpi}`,
+      });
+      expect(r.ok, explainJob(r)).toBe(true);
+      expect(r.output.match(/mismatch ok at rank \d/g)).toHaveLength(l.np);
+      expect(r.output).toMatch(
+        singleCopy
+          ? /mismatch: smp: node \d shares an area of \d+ bytes \(pieces of \d+, bcast by single copy\)/
+          : /mismatch: smp: node \d shares an area of \d+ bytes \(pieces of \d+\)/,
+      );
+    },
+  );
+});
