@@ -1,4 +1,5 @@
 import { defineConfig } from 'tsup';
+import { bundleDist } from './scripts/bundle-dist.mjs';
 
 export default defineConfig({
   entry: ['src/index.ts'],
@@ -7,4 +8,6 @@ export default defineConfig({
   clean: true,
   sourcemap: true,
   target: 'node20',
+  // One CommonJS start-up bundle with a code cache behind the ES module files (issue 21).
+  onSuccess: () => bundleDist(process.cwd()),
 });

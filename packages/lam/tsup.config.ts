@@ -1,3 +1,4 @@
+import { bundleDist } from '@ssi/core/bundle-dist';
 import { defineConfig } from 'tsup';
 
 // The library plus the two executables a node needs: lamd (the daemon) and hboot (its launcher).
@@ -8,5 +9,7 @@ export default defineConfig({
   clean: true,
   sourcemap: true,
   target: 'node20',
+  // One CommonJS start-up bundle with a code cache behind the ES module files (issue 21).
+  onSuccess: () => bundleDist(process.cwd()),
   splitting: true,
 });

@@ -1,3 +1,4 @@
+import { bundleDist } from '@ssi/core/bundle-dist';
 import { defineConfig } from 'tsup';
 
 export default defineConfig({
@@ -7,4 +8,6 @@ export default defineConfig({
   clean: true,
   sourcemap: true,
   target: 'node20',
+  // One CommonJS start-up bundle with a code cache behind the ES module files (issue 21).
+  onSuccess: () => bundleDist(process.cwd()),
 });

@@ -115,19 +115,16 @@ export class Engine implements RpiHost {
   }
 
   /**
-   * An MPI call begins to wait for `req` (not done): the event loop polls for the polling
-   * window, and the wait ends when `req` completes. Resolves with `req`.
+   * A blocking call's wait for `req`, first part: a polling module (shared memory) spins until
+   * `req` is done (see SyncPoll.spinUntil): true when it is. A module that is not polled (tcp):
+   * false at once, no closure. Then `sleepFor`.
    */
-  waitFor(req: RpiRequest): Promise<RpiRequest> {
-    // A module that is not polled (tcp) goes straight to the event loop: no spin, no closure.
-    if (!this.syncPoll.enabled) return this.sleepFor(req);
-    if (!this.syncPoll.spinUntil(() => req.state === ReqState.DONE)) return this.sleepFor(req);
-    if (this.fastYield.completedAtOnce()) return nextTurn().then(() => req);
-    return Promise.resolve(req);
+  spinDone(req: RpiRequest): boolean {
+    return this.syncPoll.enabled && this.syncPoll.spinUntil(() => req.state === ReqState.DONE);
   }
 
   /** Waits for `req` from the event loop (polling for the window, mpi_base_poll_us). */
-  private sleepFor(req: RpiRequest): Promise<RpiRequest> {
+  sleepFor(req: RpiRequest): Promise<RpiRequest> {
     if (req.state === ReqState.DONE) return Promise.resolve(req);
     const since = this.waitBegins(req);
     return new Promise<RpiRequest>((resolve) => {
@@ -145,7 +142,9 @@ export class Engine implements RpiHost {
    */
   waitBegins(req: RpiRequest | null): number {
     this.fastYield.waited();
-    return this.poller.hold(req === null ? 0 : waitBytes(req));
+    const since = this.poller.hold(req === null ? 0 : waitBytes(req));
+    if (this.poller.polling && this.actions.polling === true) this.pollInWindow();
+    return since;
   }
 
   /** The wait for `req` that began at `since` is over (done, or its waiter went away). */
@@ -353,6 +352,29 @@ export class Engine implements RpiHost {
           await nextTurn();
           await this.actions.advance(this.poller.waiting > 0);
         } while (this.activeCount > 0 || this.probeWaiters.length > 0);
+      } finally {
+        this.polling = false;
+      }
+    };
+    void step();
+  }
+
+  /**
+   * For `polling` modules that wait for an event of their own (`pollWait` 'event': sm's block
+   * and hybrid modes): while the polling window of a waiting call is open (mpi_base_poll_us, the
+   * WaitPoller's turns), the module is looked at once per event-loop turn (`advance(false)`), as
+   * the event loop looks at the sockets of an event-driven module. When the window closes, the
+   * module's own event wakes the call.
+   */
+  private pollInWindow(): void {
+    if (this.polling || this.syncPoll.keepsPolling) return;
+    this.polling = true;
+    const step = async () => {
+      try {
+        do {
+          await nextTurn();
+          this.actions.advance(false);
+        } while (this.poller.polling && this.poller.waiting > 0);
       } finally {
         this.polling = false;
       }

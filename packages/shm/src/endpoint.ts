@@ -248,12 +248,17 @@ export class ShmEndpoint {
     });
   }
 
-  /** Send now if it fits in the postbox; false (nothing sent) otherwise. Never queues. */
-  trySend(to: number, data: Uint8Array): boolean {
+  /**
+   * Send now if it fits in the postbox; false (nothing sent) otherwise. Never queues. With
+   * `more`, the message is `data` followed by `more` (a header and a body, written into the
+   * postbox without joining them first).
+   */
+  trySend(to: number, data: Uint8Array, more?: Uint8Array): boolean {
     this.checkUsable();
     this.checkPeer(to);
-    if (this.sendQ[to]!.length > 0 || data.length > this.shortLimit) return false;
-    if (!this.out[to]!.tryWrite(KIND_INLINE, data)) return false;
+    const length = data.length + (more === undefined ? 0 : more.length);
+    if (this.sendQ[to]!.length > 0 || length > this.shortLimit) return false;
+    if (!this.out[to]!.tryWrite(KIND_INLINE, data, more)) return false;
     this.notifyMessage(to);
     return true;
   }
@@ -342,6 +347,33 @@ export class ShmEndpoint {
     if (m) return m;
     this.pump();
     return this.take(from);
+  }
+
+  /**
+   * Receive without a copy: hands the next message that sits whole in a postbox (of the first
+   * peer that has one) to `visit(from, view)`, `view` being the bytes in shared memory, valid
+   * only during the call; then frees them. False when no message can be handed over so (none,
+   * earlier messages of that peer kept or in progress, a receive waiting, a large message, a
+   * record that wraps the postbox's end): `tryRecv` takes those. The visitor copies what it
+   * keeps, and must not receive from this endpoint (sending is fine).
+   */
+  recvInPlace(visit: (from: number, view: Uint8Array) => void): boolean {
+    this.checkUsable();
+    if (this.receivers.length > 0) return false;
+    for (let q = 0; q < this.nprocs; q++) {
+      const ring = this.inb[q];
+      if (!ring || this.partial[q] || this.inbox[q]!.length > 0) continue;
+      const view = ring.peek(KIND_INLINE);
+      if (view === null) continue;
+      try {
+        visit(q, view);
+      } finally {
+        ring.skip();
+        if (ring.takeProducerWaiting()) this.ringBell(q);
+      }
+      return true;
+    }
+    return false;
   }
 
   /**

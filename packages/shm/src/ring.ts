@@ -46,6 +46,8 @@ export class SpscRing {
   private readonly data: Uint8Array;
   private readonly words: Uint32Array;
   private readonly twice: number;
+  /** Bytes of the record `peek` handed out, not yet removed (`skip`). */
+  private peeked = 0;
 
   /**
    * @param buffer the memory (a segment's buffer, or any ArrayBuffer/SharedArrayBuffer in tests)
@@ -188,6 +190,43 @@ export class SpscRing {
     // release: our reads of the slot are complete before the producer may reuse it
     Atomics.store(this.ctrl, R.tail, (tail + RECORD_HEADER + ((len + 7) & ~7)) % this.twice);
     return out;
+  }
+
+  /**
+   * Consumer: the payload of the next record as a view of the ring itself (no copy), when the
+   * record's meta word is `meta` and its payload does not wrap the ring's end; else null (empty,
+   * another kind, or wrapped: `readPayload` then). The record stays in the ring, and its bytes
+   * cannot change, until `skip()` removes it.
+   */
+  peek(meta: number): Uint8Array | null {
+    const tail = this.ctrl[R.tail]!; // written only by us
+    const head = Atomics.load(this.ctrl, R.head); // acquire: the record's bytes are visible
+    if (head === tail) return null;
+    const cap = this.capacity;
+    const pos = tail >= cap ? tail - cap : tail;
+    if (this.words[(pos >> 2) + 1] !== meta >>> 0) return null;
+    const len = this.words[pos >> 2]!;
+    const need = RECORD_HEADER + ((len + 7) & ~7);
+    if (len > this.maxPayload || need > (head - tail + this.twice) % this.twice) {
+      throw new ShmError(
+        'BROKEN',
+        `postbox record of ${len} bytes at ${pos} exceeds what was published: the segment is corrupted; end the job`,
+      );
+    }
+    let p = pos + RECORD_HEADER;
+    if (p === cap) p = 0;
+    if (p + len > cap) return null;
+    this.peeked = need;
+    return this.data.subarray(p, p + len);
+  }
+
+  /** Consumer: removes the record `peek` returned (its bytes may be overwritten from now on). */
+  skip(): void {
+    if (this.peeked === 0) return;
+    const tail = this.ctrl[R.tail]!;
+    // release: our reads of the slot are complete before the producer may reuse it
+    Atomics.store(this.ctrl, R.tail, (tail + this.peeked) % this.twice);
+    this.peeked = 0;
   }
 
   /** Producer: announce (1) or withdraw (0) that we wait for room. See endpoint.ts. */

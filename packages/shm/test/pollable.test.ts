@@ -22,7 +22,7 @@ async function pair() {
   const sender = new ShmEndpoint(a);
   const receiver = new ShmEndpoint(b);
   open.push(sender, receiver);
-  return { sender, receiver };
+  return { sender, receiver, receiverSegment: b };
 }
 
 describe('ShmEndpoint.pollable', () => {
@@ -36,5 +36,26 @@ describe('ShmEndpoint.pollable', () => {
     expect(m?.from).toBe(0);
     expect([...m!.data]).toEqual([1, 2, 3]);
     expect(receiver.pollable()).toBe(false);
+  });
+});
+
+describe('ShmEndpoint.recvInPlace', () => {
+  it('hands a whole postbox record to the visitor in shared memory, in order, and frees it after', async () => {
+    const { sender, receiver, receiverSegment } = await pair();
+    const seen: [number, number[], boolean][] = [];
+    const visit = (from: number, view: Uint8Array) =>
+      // a view of the segment itself, not a copy
+      seen.push([from, [...view], view.buffer === receiverSegment.buffer]);
+    expect(receiver.recvInPlace(visit)).toBe(false); // nothing there
+    expect(sender.trySend(1, new Uint8Array([1, 2]), new Uint8Array([3]))).toBe(true);
+    expect(sender.trySend(1, new Uint8Array([4]))).toBe(true);
+    expect(receiver.recvInPlace(visit)).toBe(true);
+    expect(receiver.recvInPlace(visit)).toBe(true);
+    expect(receiver.recvInPlace(visit)).toBe(false);
+    expect(seen).toEqual([
+      [0, [1, 2, 3], true],
+      [0, [4], true],
+    ]);
+    expect(receiver.pollable()).toBe(false); // both records freed
   });
 });

@@ -27,6 +27,26 @@ describe('SpscRing (postbox)', () => {
     expect(r.isEmpty()).toBe(true);
   });
 
+  it('peek hands the next record over in place until skip removes it; another kind or a wrapped payload is not', () => {
+    const r = ring(64);
+    expect(r.peek(1)).toBeNull(); // empty
+    expect(r.tryWrite(1, bytes(3, 1), bytes(5, 9))).toBe(true); // header and body, one record
+    expect(r.peek(2)).toBeNull(); // another kind: stays for readPayload
+    const view = r.peek(1)!;
+    expect(view).toEqual(Uint8Array.from([...bytes(3, 1), ...bytes(5, 9)]));
+    expect(r.peek(1)).toEqual(view); // not removed yet
+    expect(r.used()).toBe(16);
+    r.skip();
+    expect(r.isEmpty()).toBe(true);
+    r.skip(); // nothing peeked: no effect
+    expect(r.isEmpty()).toBe(true);
+    // 16 bytes used and freed: a 48-byte payload now starts at 24 and wraps the end (64)
+    expect(r.tryWrite(1, bytes(48, 4))).toBe(true);
+    expect(r.peek(1)).toBeNull();
+    expect(r.readPayload()).toEqual(bytes(48, 4));
+    expect(r.isEmpty()).toBe(true);
+  });
+
   it('reports full, then accepts again once the consumer made room', () => {
     const r = ring(64); // 64 bytes: a 24-byte payload takes 32
     expect(r.maxPayload).toBe(56);

@@ -66,13 +66,22 @@ type AllreduceKind = 'recursive_doubling' | 'rabenseifner' | 'ring' | 'reduce_bc
  * `split.ts`). A user-defined operator gets recursive doubling (or reduce_bcast, when asked or
  * crowded), which keep vectors whole and operands in rank order, whatever was asked.
  */
-function allreduceKind(d: Decisions, op: ReduceOp, bytes: number, crowded: boolean): AllreduceKind {
+function allreduceKind(
+  d: Decisions,
+  op: ReduceOp,
+  bytes: number,
+  size: number,
+  crowded: boolean,
+): AllreduceKind {
   const cuttable = splitUnit(op) > 0 && op.commutative;
   const asked = d.algorithm.allreduce;
   // reduce_bcast keeps vectors whole and operands in rank order: for any operator.
   if (asked === 'reduce_bcast') return asked;
   if (asked === 'auto') {
-    if (bytes >= d.allreduceLarge && cuttable) return 'ring';
+    // Large: Rabenseifner on a power of two (log2 n pairwise swaps each way, measured faster
+    // and cheaper in CPU than the ring's 2 (n - 1) steps, see README), the ring on other sizes,
+    // where Rabenseifner would first fold whole vectors of the extra ranks.
+    if (bytes >= d.allreduceLarge && cuttable) return isPowerOfTwo(size) ? 'rabenseifner' : 'ring';
     return crowded ? 'reduce_bcast' : 'recursive_doubling';
   }
   if (!cuttable || asked === 'recursive_doubling') return 'recursive_doubling';
@@ -88,7 +97,13 @@ function chooseAllreduce(d: Decisions, crowded: boolean, store: ScratchStore): A
     reduce_bcast: allreduceReduceBcast,
   };
   return (comm, send, recv: NumericArray, op) =>
-    ALLREDUCE[allreduceKind(d, op, recv.byteLength, crowded)](comm, send, recv, op, store.of(comm));
+    ALLREDUCE[allreduceKind(d, op, recv.byteLength, comm.coll.size, crowded)](
+      comm,
+      send,
+      recv,
+      op,
+      store.of(comm),
+    );
 }
 
 /**

@@ -82,54 +82,98 @@ interface HalvingStep {
   give: [number, number];
 }
 
+/** Combines `mine` and `theirs` into `out` with the lower rank's operand first. */
+function combineInto(
+  op: ReduceOp,
+  out: NumericArray,
+  mine: NumericArray,
+  theirs: NumericArray,
+  theyAreLower: boolean,
+) {
+  if (theyAreLower) op.apply(theirs, mine, out);
+  else op.apply(mine, theirs, out);
+}
+
 /**
- * Rabenseifner's allreduce for large vectors: a reduce-scatter by recursive halving (round k:
- * swap half of the current range with v ^ 2^k, keep and combine the other half), then an
- * allgather retracing the rounds backwards. Each process moves about 2 times the vector instead
- * of log2(p) times. Round k combines aligned groups of 2^k ranks, lower group first: the same
- * association as recursive doubling, rank order kept. Built-in operators only: the vector is cut
- * (`split.ts`).
+ * Rabenseifner's two phases on virtual rank v of p: a reduce-scatter by recursive halving
+ * (round k: swap half of the current range with v ^ 2^k, keep and combine the other half), then
+ * an allgather retracing the rounds backwards. Round 0 reads this rank's operand from `src`
+ * (which may be `acc`) and writes the combined half into `acc`; every later round reads and
+ * writes `acc`, and the allgather fills the rest of it: nothing is copied into `acc` first.
  */
-export const allreduceRabenseifner = onReceiveBuffer((comm, acc, op, memory) =>
-  withExtrasFolded(comm, acc, op, memory, async (v, p, rem, scratch) => {
-    const steps: HalvingStep[] = [];
-    let lo = 0;
-    let hi = acc.length;
-    for (let mask = 1; mask < p; mask *= 2) {
-      const partner = v ^ mask;
-      const mid = lo + inUnits(Math.floor((hi - lo) / 2), splitUnit(op));
-      const lower = v < partner;
-      const step: HalvingStep = {
-        peer: realOf(partner, rem),
-        keep: lower ? [lo, mid] : [mid, hi],
-        give: lower ? [mid, hi] : [lo, mid],
-      };
-      const mine = slice(acc, ...step.keep);
-      const theirs = slice(scratch, ...step.keep);
-      await swapOperands(
-        comm,
-        slice(acc, ...step.give),
-        step.peer,
-        theirs,
-        step.peer,
-        Tag.ALLREDUCE_SCATTER,
-      );
-      combine(op, mine, theirs, !lower);
-      steps.push(step);
-      [lo, hi] = step.keep;
-    }
-    for (const step of steps.reverse()) {
-      await swapOperands(
-        comm,
-        slice(acc, ...step.keep),
-        step.peer,
-        slice(acc, ...step.give),
-        step.peer,
-        Tag.ALLREDUCE_GATHER,
-      );
-    }
-  }),
-);
+async function halvingDoubling(
+  comm: CollComm,
+  src: NumericArray,
+  acc: NumericArray,
+  op: ReduceOp,
+  scratch: NumericArray,
+  { v, p, rem }: { v: number; p: number; rem: number },
+): Promise<void> {
+  const steps: HalvingStep[] = [];
+  let lo = 0;
+  let hi = acc.length;
+  let from = src;
+  for (let mask = 1; mask < p; mask *= 2) {
+    const partner = v ^ mask;
+    const mid = lo + inUnits(Math.floor((hi - lo) / 2), splitUnit(op));
+    const lower = v < partner;
+    const step: HalvingStep = {
+      peer: realOf(partner, rem),
+      keep: lower ? [lo, mid] : [mid, hi],
+      give: lower ? [mid, hi] : [lo, mid],
+    };
+    const theirs = slice(scratch, ...step.keep);
+    await swapOperands(
+      comm,
+      slice(from, ...step.give),
+      step.peer,
+      theirs,
+      step.peer,
+      Tag.ALLREDUCE_SCATTER,
+    );
+    combineInto(op, slice(acc, ...step.keep), slice(from, ...step.keep), theirs, !lower);
+    from = acc;
+    steps.push(step);
+    [lo, hi] = step.keep;
+  }
+  for (const step of steps.reverse()) {
+    await swapOperands(
+      comm,
+      slice(acc, ...step.keep),
+      step.peer,
+      slice(acc, ...step.give),
+      step.peer,
+      Tag.ALLREDUCE_GATHER,
+    );
+  }
+}
+
+/**
+ * Rabenseifner's allreduce for large vectors (`halvingDoubling`): each process moves about 2
+ * times the vector instead of log2(p) times. Round k combines aligned groups of 2^k ranks, lower
+ * group first: the same association as recursive doubling, rank order kept. Built-in operators
+ * only: the vector is cut (`split.ts`). On a power of two the operand is read where it is; other
+ * sizes fold their extra ranks in first (`virtual.ts`), on a copy of the operand in `recv`.
+ */
+export const allreduceRabenseifner: TunedAllreduce = async (
+  comm,
+  send,
+  recv,
+  op,
+  memory = FRESH,
+) => {
+  const c = comm.coll;
+  const virtual = virtualOf(c.rank, c.size);
+  if (send === null || virtual.rem > 0 || c.size === 1) {
+    await onReceiveBuffer((_, acc) =>
+      withExtrasFolded(comm, acc, op, memory, (v, p, rem, scratch) =>
+        halvingDoubling(comm, acc, acc, op, scratch, { v, p, rem }),
+      ),
+    )(comm, send, recv, op, memory);
+    return;
+  }
+  await halvingDoubling(comm, send, recv, op, memory.like(recv), virtual);
+};
 
 /**
  * Ring allreduce for large vectors on any n: the ring reduce-scatter, then n - 1 steps of

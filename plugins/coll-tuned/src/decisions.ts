@@ -23,7 +23,7 @@ export interface Decisions {
   bcastLarge: number;
   /** bcast: segment size of the pipelined chain. */
   bcastSegment: number;
-  /** allreduce: Rabenseifner or ring from this vector size on, recursive doubling below. */
+  /** allreduce: Rabenseifner (powers of two) or ring from this vector size on. */
   allreduceLarge: number;
   /** allreduce: the ring's reduce-scatter steps travel in pieces of this size (0: whole). */
   allreduceSegment: number;
@@ -68,7 +68,8 @@ export const TUNED_PARAMS = {
   allreduce_algorithm: algorithmParam(
     'allreduce',
     'recursive_doubling (reduce_bcast when crowded); from allreduce_large_bytes on, for built-in ' +
-      'operators, ring (user-defined operators never get ring or rabenseifner)',
+      'operators, rabenseifner on a power-of-two size, else ring (user-defined operators never ' +
+      'get ring or rabenseifner)',
   ),
   reduce_algorithm: algorithmParam(
     'reduce',
@@ -81,7 +82,8 @@ export const TUNED_PARAMS = {
   ),
   alltoall_algorithm: algorithmParam(
     'alltoall',
-    'bruck below alltoall_small_bytes on more than 2 processes, linear, pairwise from alltoall_large_bytes',
+    'bruck below alltoall_small_bytes on more than 2 processes (default: off), linear, pairwise ' +
+      'from alltoall_large_bytes (default: off)',
   ),
   reduce_scatter_algorithm: algorithmParam(
     'reduce_scatter',
@@ -103,7 +105,8 @@ export const TUNED_PARAMS = {
   bcast_segment_bytes: bytesParam(65_536, 'bcast: segment size (bytes) of the chain algorithm'),
   allreduce_large_bytes: bytesParam(
     1_048_576,
-    'allreduce: vector size (bytes) from which auto uses ring (built-in operators)',
+    'allreduce: vector size (bytes) from which auto uses rabenseifner (power-of-two sizes) or ring ' +
+      '(built-in operators)',
   ),
   allreduce_segment_bytes: bytesParam(
     0,
@@ -121,9 +124,13 @@ export const TUNED_PARAMS = {
     'alltoall: block size per pair (bytes) from which auto uses pairwise (default 1 GiB: linear, ' +
       'measured faster on one node; lower it where many large messages at once congest the links)',
   ),
+  // Bruck's log2 n rounds lost to linear's one round of n - 1 messages at 8 B per pair on 4 and
+  // 8 ranks of one node once waiting ranks poll (155 / 526 us linear against 188 / 657): off.
   alltoall_small_bytes: bytesParam(
-    256,
-    'alltoall: block size per pair (bytes) below which auto uses bruck (more than 2 processes)',
+    0,
+    'alltoall: block size per pair (bytes) below which auto uses bruck (more than 2 processes; ' +
+      'default 0: off, linear measured faster on one node; raise it where latency per round is ' +
+      'small against the cost per message)',
   ),
   reduce_scatter_large_bytes: bytesParam(
     65_536,

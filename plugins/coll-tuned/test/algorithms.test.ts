@@ -133,6 +133,7 @@ describe.each(FORCED)('$label', ({ forced, crowded, sizes }) => {
       size,
       decisions({ allreduce: forced.reduce === 'ring' ? 'ring' : 'recursive_doubling' }),
     );
+    const rabenseifner = actionsFor(size, decisions({ allreduce: 'rabenseifner' }));
     for (const n of [3, 60]) {
       const fp = (r: number) =>
         Float64Array.from(
@@ -147,6 +148,14 @@ describe.each(FORCED)('$label', ({ forced, crowded, sizes }) => {
           await a.reduce!(comm, fp(rank), one, SUM, root);
           if (rank === root)
             expect(Array.from(one!), 'reduce and allreduce agree').toEqual(Array.from(all));
+          // Rabenseifner has recursive doubling's association too on a power of two.
+          if (forced.reduce !== 'ring' && (size & (size - 1)) === 0) {
+            const halved = new Float64Array(n);
+            await rabenseifner.allreduce!(comm, fp(rank), halved, SUM);
+            expect(Array.from(halved), 'Rabenseifner and recursive doubling agree').toEqual(
+              Array.from(all),
+            );
+          }
         });
       }
     }
@@ -251,7 +260,7 @@ describe('the parameter chooses the algorithm (message counts tell them apart)',
     expect(await sends(actionsFor(8, decisions(), true))).toEqual(forced);
   });
 
-  it('auto allreduce: recursive doubling below allreduce_large_bytes, the ring at it', async () => {
+  it('auto allreduce: recursive doubling below allreduce_large_bytes; at it Rabenseifner on a power of two, the ring on other sizes', async () => {
     const a = actionsFor(8, decisions());
     const small = await sendsOf(8, (c) =>
       a.allreduce!(c, new Float64Array(7), new Float64Array(7), SUM),
@@ -259,10 +268,15 @@ describe('the parameter chooses the algorithm (message counts tell them apart)',
     const large = await sendsOf(8, (c) =>
       a.allreduce!(c, new Float64Array(8), new Float64Array(8), SUM),
     );
-    expect([small[0], large[0]]).toEqual([3, 14]);
+    expect([small[0], large[0]]).toEqual([3, 6]);
+    const b = actionsFor(6, decisions());
+    const ring = await sendsOf(6, (c) =>
+      b.allreduce!(c, new Float64Array(8), new Float64Array(8), SUM),
+    );
+    expect(ring).toEqual([10, 10, 10, 10, 10, 10]);
   });
 
-  it('crowded (crowded_ranks on a node): auto takes the tree barrier and reduce_bcast below the ring', async () => {
+  it('crowded (crowded_ranks on a node): auto takes the tree barrier and reduce_bcast below allreduce_large_bytes', async () => {
     const a = actionsFor(8, decisions(), true);
     expect((await sendsOf(8, (c) => a.barrier!(c)))[3]).toBe(1);
     const small = await sendsOf(8, (c) =>
@@ -272,7 +286,7 @@ describe('the parameter chooses the algorithm (message counts tell them apart)',
     const large = await sendsOf(8, (c) =>
       a.allreduce!(c, new Float64Array(8), new Float64Array(8), SUM),
     );
-    expect(large[3]).toBe(14);
+    expect(large[3]).toBe(6);
     // A user-defined operator above the threshold: still reduce_bcast (vectors whole).
     const user = await sendsOf(8, (c, r) => a.allreduce!(c, null, affineOf(r, 4), AFFINE));
     expect(user[3]).toBe(1);

@@ -140,7 +140,7 @@ describe("tuned under smp: the module of the hierarchy's levels", () => {
     return found?.[1];
   };
 
-  it('--ssi coll smp,tuned with smp preferred, 2+2 ranks on two nodes: tuned serves every level', async () => {
+  it('--ssi coll smp,tuned with smp preferred, 2+2 ranks on two nodes: tuned serves every level it is asked for', async () => {
     const r = await run(4, { coll: 'smp,tuned', coll_smp_priority: 50, coll_verbose: 20 }, MATRIX, [
       '127.0.0.2',
       '127.0.0.3',
@@ -150,7 +150,10 @@ describe("tuned under smp: the module of the hierarchy's levels", () => {
     expect(servedBy(r, 'COMM_WORLD'), explainJob(r)).toBe('smp');
     expect(servedBy(r, 'COMM_WORLD [smp node 0]'), explainJob(r)).toBe('tuned');
     expect(servedBy(r, 'COMM_WORLD [smp node 1]'), explainJob(r)).toBe('tuned');
-    expect(servedBy(r, 'COMM_WORLD [smp leaders]'), explainJob(r)).toBe('tuned');
+    // On two nodes smp's leader level runs point to point on the parent (its length exchange and
+    // bcast pieces): the leaders' communicator may get no collective, so no module is selected
+    // for it (selection is on first use). When one is, it is tuned.
+    expect([undefined, 'tuned'], explainJob(r)).toContain(servedBy(r, 'COMM_WORLD [smp leaders]'));
     expect(servedBy(r, 'COMM_WORLD [smp flat]'), explainJob(r)).toBe('tuned');
   });
 });

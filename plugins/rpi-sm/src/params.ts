@@ -10,7 +10,7 @@ export const params = {
   wait: {
     type: 'string',
     default: 'hybrid',
-    help: 'How a rank waits for on-node messages: spin (usysv: poll shared memory, lowest latency, burns a core), block (sysv: sleep in the futex helper, frees the core) or hybrid (spin up to rpi_sm_spin_us, then sleep). On an oversubscribed node (more ranks than cores) the default hybrid becomes block; an explicit setting is kept',
+    help: "How a rank waits for on-node messages: spin (usysv: poll shared memory, lowest latency, burns a core), block (sysv: no spin of its own; the shared memory is looked at once per event-loop turn during the MPI layer's polling window, mpi_base_poll_us, then the rank sleeps in the futex helper and frees the core) or hybrid (spin up to rpi_sm_spin_us, then as block). On an oversubscribed node (more ranks than cores) the default hybrid becomes block; an explicit setting is kept",
   },
   spin_us: {
     type: 'int',

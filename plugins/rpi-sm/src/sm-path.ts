@@ -71,8 +71,9 @@ export class SmPath {
     const receives = this.receives;
     this.progress = new SmProgress(
       ep,
-      { reapAll: this.sends.reapAll, onMessage: (f, d) => receives.onMessage(f, d), lost },
+      { reapAll: this.sends.reapAll, onMessage: (f, d, p) => receives.onMessage(f, d, p), lost },
       spinUs,
+      stats,
     );
     this.progress.start();
   }

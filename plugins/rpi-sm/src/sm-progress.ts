@@ -1,11 +1,15 @@
 import { ANY, type ShmEndpoint } from '@ssi/shm';
+import type { SmStats } from './sm-stats';
 
 /** What progress drives: the sends waiting in the endpoint's queue, and every arriving record. */
 export interface ProgressTargets {
   /** Completes the sends the endpoint wrote since the last look; true when one moved. */
   reapAll(): boolean;
-  /** One record from segment slot `from`. */
-  onMessage(from: number, data: Uint8Array): void;
+  /**
+   * One record from segment slot `from`; `inPlace`: `data` is the record in shared memory, valid
+   * only during the call (copy what is kept), else a private copy.
+   */
+  onMessage(from: number, data: Uint8Array, inPlace: boolean): void;
   /** The endpoint failed: the MPI layer is told which peers are lost. */
   lost(err: unknown): void;
 }
@@ -31,9 +35,13 @@ export class SmProgress {
     private readonly ep: ShmEndpoint,
     private readonly targets: ProgressTargets,
     spinUs: number,
+    private readonly stats: Pick<SmStats, 'wakeups'>,
   ) {
     this.spinMs = spinUs / 1000;
   }
+
+  private readonly inPlace = (from: number, view: Uint8Array): void =>
+    this.targets.onMessage(from, view, true);
 
   /** Starts taking records from the event loop when nobody polls. */
   start(): void {
@@ -54,11 +62,19 @@ export class SmProgress {
     try {
       let moved = this.ep.flushSends();
       moved = this.targets.reapAll() || moved;
-      for (let m = this.ep.tryRecv(ANY); m !== undefined; m = this.ep.tryRecv(ANY)) {
-        this.targets.onMessage(m.from, m.data);
+      for (;;) {
+        // a record that sits whole in its postbox is handled there (its payload copied once,
+        // straight into the receive buffer); the rest is taken as a copy
+        if (this.ep.recvInPlace(this.inPlace)) {
+          moved = true;
+          if (this.ep.pollable()) continue;
+          return true; // nothing more (a few loads instead of a whole tryRecv)
+        }
+        const m = this.ep.tryRecv(ANY);
+        if (m === undefined) return moved;
+        this.targets.onMessage(m.from, m.data, false);
         moved = true;
       }
-      return moved;
     } catch (err) {
       this.targets.lost(err);
       return true;
@@ -67,15 +83,16 @@ export class SmProgress {
 
   /**
    * The rpi's `advance` (a polling module, see `RpiActions.advance`): one `poll`, and with
-   * `spin` more of them until something moved or `rpi_sm_spin_us` passed. From a spin on, the
-   * endpoint tells peers that we are awake, so their sends need no futex wake (`stayAwake`).
+   * `spin` more of them until something moved or `rpi_sm_spin_us` passed. Whoever polls (a
+   * spinning wait, the MPI layer's polling window, a `test` loop) has the endpoint tell peers that
+   * we are awake, so their sends need no futex wake (`stayAwake`).
    */
   advance(spin: boolean): boolean {
     this.polledThisTurn = true;
+    this.stayAwake();
     if (this.poll()) return true;
     if (!spin || this.spinMs <= 0 || this.closing) return false;
     const end = performance.now() + this.spinMs;
-    this.stayAwake();
     // between polls, only the postbox heads and queues are looked at (`pollable`): a cheap spin
     // sees an arriving record sooner than one that runs the whole poll each time
     for (let n = 1; ; n++) {
@@ -123,7 +140,10 @@ export class SmProgress {
     try {
       for (;;) {
         await this.ep.readable();
-        if (this.poll()) await new Promise<void>((r) => setImmediate(r));
+        if (this.poll()) {
+          this.stats.wakeups++;
+          await new Promise<void>((r) => setImmediate(r));
+        }
       }
     } catch (err) {
       if (!this.closing) this.targets.lost(err);

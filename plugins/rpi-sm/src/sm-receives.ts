@@ -141,20 +141,25 @@ export class SmReceives {
     this.bodyTaken(b);
   }
 
-  /** One message from slot `from`: an eager body we wait for, a rendezvous body, or an envelope. */
-  onMessage(from: number, data: Uint8Array): void {
+  /**
+   * One message from slot `from`: an eager body we wait for, a rendezvous body, or an envelope.
+   * `inPlace`: `data` is the record in the postbox, valid during this call only: a payload a
+   * posted receive takes is copied once, from there into its buffer; one that is kept (an
+   * unexpected message) is copied out.
+   */
+  onMessage(from: number, data: Uint8Array, inPlace: boolean): void {
     const peer = this.peers.bySlot[from];
     if (peer === undefined) throw new Error(`a message from unknown slot ${from}`);
     const waiting = peer.eagerBodyFor;
     if (waiting !== null) {
       peer.eagerBodyFor = null;
-      this.onEagerBody(waiting, data);
-    } else if (data.byteLength > this.limits.eagerMax) this.onBody(peer, data);
-    else this.onEnvelope(peer, data);
+      this.onEagerBody(waiting, data, inPlace);
+    } else if (data.byteLength > this.limits.eagerMax) this.onBody(peer, data, inPlace);
+    else this.onEnvelope(peer, data, inPlace);
   }
 
   /** A rendezvous body: for the first receive we cleared on this pair. */
-  private onBody(peer: PeerState, data: Uint8Array): void {
+  private onBody(peer: PeerState, data: Uint8Array, inPlace: boolean): void {
     const req = peer.bodies.shift();
     if (req === undefined)
       throw new Error(`an unannounced ${data.byteLength}-byte body from ${peer.proc.describe()}`);
@@ -166,24 +171,24 @@ export class SmReceives {
     ) {
       this.stats.bodiesDirect++;
     } else {
-      deliverBytes(req, data, true);
+      deliverBytes(req, data, !inPlace);
     }
     this.host.complete(req);
   }
 
   /** One envelope (with its inline payload, or a request to send's offer). */
-  private onEnvelope(peer: PeerState, data: Uint8Array): void {
+  private onEnvelope(peer: PeerState, data: Uint8Array, inPlace: boolean): void {
     const buf = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
     const env = this.env.read(buf, 0);
     const proto = env.flags;
-    if (proto & EnvFlag.SHORT) this.onEager(peer, env, buf);
+    if (proto & EnvFlag.SHORT) this.onEager(peer, env, buf, inPlace);
     else if (proto & EnvFlag.CANCEL) this.onCancel(peer, env);
     else if (proto & EnvFlag.ACK) this.sends.onAck(peer, env, buf);
     else if (proto & EnvFlag.SECOND) this.onWrote(env);
     else if (proto & EnvFlag.LONG) this.onRequestToSend(peer, env, this.single.offered(buf));
   }
 
-  private onEager(peer: PeerState, env: WireEnvelope, buf: Buffer): void {
+  private onEager(peer: PeerState, env: WireEnvelope, buf: Buffer, inPlace: boolean): void {
     const separate = buf.byteLength === ENVELOPE_BYTES && env.length > this.limits.inlineMax;
     const sync = (env.flags & EnvFlag.SSEND) !== 0;
     const req = this.host.matchPosted(peer.proc, env);
@@ -192,7 +197,8 @@ export class SmReceives {
       m.extra = env.sid;
       if (sync) peer.unexpectedBySid.set(env.sid, m);
       if (!separate) {
-        m.data = buf.subarray(ENVELOPE_BYTES);
+        const payload = buf.subarray(ENVELOPE_BYTES);
+        m.data = inPlace ? copyOf(payload) : payload;
         m.received = env.length;
       }
       this.host.queueUnexpected(m);
@@ -204,7 +210,7 @@ export class SmReceives {
       this.sends.control(peer, 0, tag, EnvFlag.ACK, req.myRank, cid, seq, sid, req.id);
     }
     if (!separate) {
-      deliverBytes(req, buf.subarray(ENVELOPE_BYTES), true);
+      deliverBytes(req, buf.subarray(ENVELOPE_BYTES), !inPlace);
       this.host.complete(req);
       return;
     }
@@ -213,16 +219,22 @@ export class SmReceives {
   }
 
   /** The eager body of a posted receive, or of a queued message (delivered if one took it). */
-  private onEagerBody(to: RpiRequest | UnexpectedMessage, data: Uint8Array): void {
+  private onEagerBody(
+    to: RpiRequest | UnexpectedMessage,
+    data: Uint8Array,
+    inPlace: boolean,
+  ): void {
     let req: RpiRequest | null;
+    let body = data;
     if (to instanceof UnexpectedMessage) {
-      to.data = data;
+      body = inPlace ? copyOf(data) : data;
+      to.data = body;
       to.received = to.length;
       req = to.waiting;
       if (req === null) return;
       to.waiting = null;
     } else req = to;
-    deliverBytes(req, data, true);
+    deliverBytes(req, body, body !== data || !inPlace);
     this.host.complete(req);
   }
 
@@ -257,6 +269,13 @@ export class SmReceives {
     const reply = EnvFlag.CANCEL | EnvFlag.ACK | (ok ? EnvFlag.CANCELLED : 0);
     this.sends.control(peer, 0, tag, reply, env.rank, cid, seq, sid, 0);
   }
+}
+
+/** A private copy of `view` (a view of shared memory that is about to be reused). */
+function copyOf(view: Uint8Array): Uint8Array {
+  const copy = new Uint8Array(view.byteLength);
+  copy.set(view);
+  return copy;
 }
 
 /** A long body being copied out of the sender's memory into `into` (the receive's bytes). */

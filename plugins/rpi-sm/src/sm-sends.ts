@@ -38,6 +38,8 @@ export class SmSends {
   /** Sends waiting for their bytes to be written, an ACK or a clear to send, by id. */
   private readonly sends = new Map<number, RpiRequest>();
   private readonly ctl = Buffer.alloc(ENVELOPE_BYTES);
+  /** The envelope of a fast send (its payload is written after it, from the send's buffer). */
+  private readonly envelope = Buffer.alloc(ENVELOPE_BYTES);
   /** A control record with two numbers after the envelope (a SHARED answer). */
   private readonly ctlWith = Buffer.alloc(ENVELOPE_BYTES + SHARE_BYTES);
   /** Where an inline record is built: `trySend` copies it into the postbox at once. */
@@ -99,10 +101,22 @@ export class SmSends {
     if (buf.byteLength > this.limits.inlineMax || req.type === ReqType.SSEND) return false;
     const peer = this.peers.of(req.proc!);
     try {
-      const sent = this.ep.trySend(
-        peer.index,
-        this.inlineMessage(req, EnvFlag.SHORT | (req.kind << KIND_SHIFT)),
+      // envelope and payload go into the postbox record as they are (one copy of the payload)
+      const env = this.envelope;
+      const flags = EnvFlag.SHORT | (req.kind << KIND_SHIFT);
+      writeEnvelope(
+        env,
+        0,
+        buf.byteLength,
+        req.tag,
+        flags,
+        req.myRank,
+        req.cid,
+        req.seq,
+        req.id,
+        0,
       );
+      const sent = this.ep.trySend(peer.index, env, buf);
       if (sent) this.stats.inline++;
       return sent;
     } catch {

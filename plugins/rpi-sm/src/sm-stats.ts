@@ -16,6 +16,11 @@ export interface SmStats {
   bodiesShared: number;
   /** Tails of our long sends this process wrote into the receiver's buffer. */
   tailsWritten: number;
+  /**
+   * Times the endpoint's own event (its futex, through the helper thread) woke this process for
+   * records that no polling MPI call (spin, the MPI layer's polling window, `test`) had taken.
+   */
+  wakeups: number;
 }
 
 export function newStats(): SmStats {
@@ -28,6 +33,7 @@ export function newStats(): SmStats {
     bodiesTaken: 0,
     bodiesShared: 0,
     tailsWritten: 0,
+    wakeups: 0,
   };
 }
 
@@ -37,6 +43,7 @@ export function describeStats(s: SmStats): string {
     `by rendezvous ${s.rendezvous}; rendezvous bodies received straight into the receive buffer ` +
     `${s.bodiesDirect}, read from the sender's memory ${s.bodiesRead}, ` +
     `taken from ours ${s.bodiesTaken}; copies shared with the sender ${s.bodiesShared}, ` +
-    `tails written into the receiver's ${s.tailsWritten}`
+    `tails written into the receiver's ${s.tailsWritten}; ` +
+    `woken by the endpoint ${s.wakeups} times`
   );
 }

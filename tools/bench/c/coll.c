@@ -8,7 +8,8 @@
  * op is barrier (bytes 0), bcast (`bytes` of MPI_BYTE from rank 0), allreduce, reduce to rank 0
  * and scan (`bytes` of MPI_FLOAT, MPI_SUM, separate send and receive buffers), reducescatter
  * (MPI_Reduce_scatter_block of `bytes` of MPI_FLOAT per rank), alltoall (`bytes` of MPI_BYTE per
- * pair) or allgather (`bytes` of MPI_BYTE per rank). For each point every rank runs an unrecorded warm-up pass of `warmup` calls (as many as
+ * pair), allgather (`bytes` of MPI_BYTE per rank) or sendrecv (MPI_Sendrecv of `bytes` of MPI_BYTE to
+ * rank + 1 from rank - 1: point-to-point, the exchange alltoall makes on 2 ranks). For each point every rank runs an unrecorded warm-up pass of `warmup` calls (as many as
  * the Node driver, which needs them for its JIT), then per repetition: MPI_Barrier (not timed), `iters` calls back to back, timed on
  * each rank. Rank 0 gathers the per-rank times (not timed) and prints one line per point,
  *   COLL {"op":O,"bytes":B,"np":N,"iters":I,"maxNs":[...],"avgNs":[...],"minNs":[...]}
@@ -30,9 +31,9 @@ static double now_ns(void) {
   return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
-enum op { OP_BARRIER, OP_BCAST, OP_ALLREDUCE, OP_ALLTOALL, OP_ALLGATHER, OP_REDUCE, OP_REDUCE_SCATTER, OP_SCAN };
-static const char *const OP_NAMES[] = {"barrier", "bcast", "allreduce", "alltoall", "allgather", "reduce", "reducescatter", "scan"};
-#define NUM_OPS 8
+enum op { OP_BARRIER, OP_BCAST, OP_ALLREDUCE, OP_ALLTOALL, OP_ALLGATHER, OP_REDUCE, OP_REDUCE_SCATTER, OP_SCAN, OP_SENDRECV };
+static const char *const OP_NAMES[] = {"barrier", "bcast", "allreduce", "alltoall", "allgather", "reduce", "reducescatter", "scan", "sendrecv"};
+#define NUM_OPS 9
 
 static int rank, np;
 
@@ -117,6 +118,10 @@ int main(int argc, char **argv) {
       send = malloc((size_t)(total > 0 ? total : 1));
       into = calloc((size_t)(total > 0 ? total : 1), 1);
       for (int to = 0; to < np; to++) memset(send + (long)to * bytes, block_byte(rank, to), (size_t)bytes);
+    } else if (op == OP_SENDRECV) {
+      send = malloc((size_t)(bytes > 0 ? bytes : 1));
+      into = calloc((size_t)(bytes > 0 ? bytes : 1), 1);
+      memset(send, block_byte(rank, (rank + 1) % np), (size_t)bytes);
     } else if (op == OP_ALLGATHER) {
       send = malloc((size_t)(bytes > 0 ? bytes : 1));
       into = calloc((size_t)(total > 0 ? total : 1), 1);
@@ -128,6 +133,7 @@ int main(int argc, char **argv) {
       /* clear what the check reads */
       if (op == OP_BCAST && rank != 0 && n > 0) buf[0] = buf[n - 1] = 0;
       if (floats && n > 0) finto[0] = finto[n - 1] = 0;
+      if (op == OP_SENDRECV && bytes > 0) into[0] = into[bytes - 1] = 0;
       if ((op == OP_ALLTOALL || op == OP_ALLGATHER) && bytes > 0)
         for (int k = 0; k < np; k++) into[(long)k * bytes] = into[(long)(k + 1) * bytes - 1] = 0;
       MPI_Barrier(MPI_COMM_WORLD);
@@ -148,6 +154,10 @@ int main(int argc, char **argv) {
           case OP_SCAN: MPI_Scan(fdata, finto, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD); break;
           case OP_ALLGATHER:
             MPI_Allgather(send, (int)bytes, MPI_BYTE, into, (int)bytes, MPI_BYTE, MPI_COMM_WORLD);
+            break;
+          case OP_SENDRECV:
+            MPI_Sendrecv(send, (int)bytes, MPI_BYTE, (rank + 1) % np, 7, into, (int)bytes, MPI_BYTE,
+                         (rank - 1 + np) % np, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
             break;
           default: MPI_Alltoall(send, (int)bytes, MPI_BYTE, into, (int)bytes, MPI_BYTE, MPI_COMM_WORLD);
         }
@@ -171,6 +181,10 @@ int main(int argc, char **argv) {
           if (into[(long)k * bytes] != block_byte(k, rank) ||
               into[(long)(k + 1) * bytes - 1] != block_byte(k, rank))
             fail("alltoall: wrong block");
+      if (it > 0 && op == OP_SENDRECV && bytes > 0 &&
+          (into[0] != block_byte((rank - 1 + np) % np, rank) ||
+           into[bytes - 1] != block_byte((rank - 1 + np) % np, rank)))
+        fail("sendrecv: wrong data");
       if (it > 0 && op == OP_ALLGATHER && bytes > 0)
         for (int k = 0; k < np; k++)
           if (into[(long)k * bytes] != block_byte(k, k) ||

@@ -5,13 +5,16 @@
 //
 // op is barrier (bytes 0), bcast (`bytes` from rank 0), allreduce, reduce to rank 0 and scan
 // (`bytes` of float32, SUM), reducescatter (`bytes` of float32 per rank, SUM),
-// alltoall (`bytes` per pair) or allgather (`bytes` per rank). For each point every rank runs an unrecorded warm-up pass of
+// alltoall (`bytes` per pair), allgather (`bytes` per rank) or sendrecv (`bytes` to rank + 1 from
+// rank - 1: point-to-point, the exchange alltoall makes on 2 ranks). For each point every rank runs an unrecorded warm-up pass of
 // `warmup` calls (the JIT of a fresh Node process needs thousands of calls to settle), then per
 // repetition: a barrier (not timed), `iters` calls back to back, timed on each rank. Rank 0 gathers the per-rank times (not timed) and prints one line
 // per point,
 //   COLL {"op":O,"bytes":B,"np":N,"iters":I,"maxNs":[...],"avgNs":[...],"minNs":[...]}
 // with, per repetition, the largest, mean and smallest per-rank time per call (IMB's t_max,
-// t_avg, t_min). Results are checked after every pass (first and last element of each block).
+// t_avg, t_min), all lines after the last point (a write to stdout between points slowed the
+// passes after it: see the end of this file). Results are checked after every pass (first and
+// last element of each block).
 //
 // @ssi/mpi is imported from SSI_BENCH_MPI_URL when set (the benchmark sets it: tools/bench does
 // not depend on @ssi/mpi), else as the bare package name.
@@ -175,9 +178,31 @@ function setup({ op, bytes }) {
       },
     };
   }
+  if (op === 'sendrecv') {
+    // A ring shift: `bytes` to rank + 1 while `bytes` come from rank - 1 (on 2 ranks the
+    // exchange alltoall makes), point-to-point only.
+    const right = (rank + 1) % np;
+    const left = (rank - 1 + np) % np;
+    const send = new Uint8Array(bytes).fill(blockByte(rank, right));
+    const into = new Uint8Array(bytes);
+    const last = bytes - 1;
+    return {
+      run: () => world.sendrecv(send, right, 7, into, left, 7),
+      reset() {
+        if (bytes > 0) into[0] = into[last] = 0;
+      },
+      check() {
+        const want = blockByte(left, rank);
+        if (bytes > 0 && (into[0] !== want || into[last] !== want))
+          fail(`sendrecv of ${bytes} bytes: wrong data from rank ${left}`);
+      },
+    };
+  }
   return fail(`unknown operation "${op}"`);
 }
 
+/** The result lines, printed together at the end. */
+const lines = [];
 for (const point of plan) {
   const { op, bytes, iters, warmup } = point;
   const p = setup(point);
@@ -200,6 +225,10 @@ for (const point of plan) {
     }
   }
   if (rank === 0)
-    console.log(`COLL ${JSON.stringify({ op, bytes, np, iters, maxNs, avgNs, minNs })}`);
+    lines.push(`COLL ${JSON.stringify({ op, bytes, np, iters, maxNs, avgNs, minNs })}`);
 }
+// After the last point, not between points: the first write to stdout (a pipe) deoptimizes the
+// stream functions of Node that the rpi's socket writes share, which slowed the next passes (the
+// pingpong driver's finding, see the bench README).
+if (rank === 0) console.log(lines.join('\n'));
 await mpi.finalize();

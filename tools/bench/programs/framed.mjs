@@ -11,16 +11,20 @@ const STAGING_BYTES = 256 * 1024; // rpi_tcp_read_buffer default
 const DIRECT_MIN = 16 * 1024; // rpi_tcp_direct_min default
 const COPY_LIMIT = 16 * 1024; // rpi_tcp_copy_limit default
 
-/** SSI_BENCH_CPUS="A,B": process 0 pins itself (every thread) to CPU A, process 1 to CPU B. */
+/**
+ * SSI_BENCH_CPUS="A,B": process 0 pins itself to CPU A, process 1 to CPU B: every thread, unless
+ * SSI_BENCH_PIN_THREADS=main: then the main thread only (and the threads it starts later, which
+ * inherit its binding), V8's compiler and GC threads left to the scheduler. On 2 CPUs that only
+ * moves them next to the peer's main thread (measured: no difference in a fresh sm rank's warm-up).
+ */
 export function pin(index) {
   const cpus = process.env.SSI_BENCH_CPUS;
   if (!cpus) return;
   const cpu = cpus.split(',')[index];
-  const r = spawnSync('taskset', ['-a', '-p', '-c', cpu, String(process.pid)], {
-    encoding: 'utf8',
-  });
-  if (r.status !== 0)
-    throw new Error(`taskset -a -p -c ${cpu} ${process.pid}: ${r.error?.message ?? r.stderr}`);
+  const all = process.env.SSI_BENCH_PIN_THREADS !== 'main';
+  const args = [...(all ? ['-a'] : []), '-p', '-c', cpu, String(process.pid)];
+  const r = spawnSync('taskset', args, { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`taskset ${args.join(' ')}: ${r.error?.message ?? r.stderr}`);
 }
 
 /**

@@ -140,7 +140,12 @@ async function warmUp(rounds) {
   const more = new Uint8Array(1);
   const t0 = performance.now();
   for (let pass = 1; ; pass++) {
+    // the timed passes' own steps, CPU-time exchange included: a call path that first meets a
+    // new kind of buffer (the Float64Array of the CPU times) in a timed pass is deoptimized there,
+    // and two spinning ranks on 2 CPUs leave V8's compiler little time to optimize it again
+    const cpu0 = process.cpuUsage();
     for (const { size, iters } of plan) await rounds(size, warmUpRounds(iters));
+    await cpuPerRoundTrip(process.cpuUsage(cpu0), WARMUP_PASS);
     if (rank === 0) {
       more[0] = pass < 4 || performance.now() - t0 < WARMUP_MS ? 1 : 0;
       await world.send(more, 1, 4);

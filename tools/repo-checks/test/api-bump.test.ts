@@ -29,8 +29,10 @@ async function bumpedCore(part: 'minor' | 'major'): Promise<typeof Core> {
   const label = part;
   const dir = join(work, label);
   cpSync(join(repo, 'packages/core/dist'), join(dir, 'dist'), { recursive: true });
+  cpSync(join(repo, 'packages/core/scripts'), join(dir, 'scripts'), { recursive: true });
   writeFileSync(join(dir, 'package.json'), '{ "type": "module" }');
-  const file = join(dir, 'dist/index.js');
+  // The code is in the start-up bundle; dist/index.js re-exports it (docs/architecture.md).
+  const file = join(dir, 'dist/ssi-bundle.cjs');
   let code = readFileSync(file, 'utf8');
   for (const type of TYPES) {
     const today = new RegExp(`(\\b${type}: \\{ api: )"[^"]+"`);
@@ -38,7 +40,7 @@ async function bumpedCore(part: 'minor' | 'major'): Promise<typeof Core> {
     code = code.replace(today, `$1"${bumped(type, part)}"`);
   }
   writeFileSync(file, code);
-  const core: typeof Core = await import(pathToFileURL(file).href);
+  const core: typeof Core = await import(pathToFileURL(join(dir, 'dist/index.js')).href);
   for (const type of TYPES) expect(core.FRAMEWORKS[type].api).toBe(bumped(type, part));
   return core;
 }

@@ -1,5 +1,6 @@
 import { ErrorClass, MpiError } from '../errors';
 import { type Kernel, kernelPerElementType } from './kernel-copies';
+import { SIMD_MIN_ELEMENTS, type SimdOpName, simdKernelFor } from './simd-kernels';
 import type { BigArray, FloatArray, IntArray, NumericArray } from './types';
 
 /**
@@ -151,20 +152,31 @@ function locPairs(a: PairArray, b: PairArray, out: PairArray, wantMax: boolean):
 
 // ---- operator construction ------------------------------------------------------------------
 
-/** Operators defined on every element type: numbers and bigints. */
+/**
+ * Operators defined on every element type: numbers and bigints. Long Float32Array and
+ * Float64Array operands go through the WebAssembly SIMD kernel of `simd` (`simd-kernels.ts`,
+ * the same bits as the loop, ~3x faster), where the engine has one.
+ */
 function arithmeticOp(
   name: string,
   onNumbers: (out: NumberArray) => Kernel<NumberArray>,
   onBigs: Kernel<BigArray>,
+  simd: SimdOpName,
 ): ReduceOp {
   const numbers = kernelPerElementType(onNumbers);
   const bigs = kernelPerElementType(() => onBigs);
+  const lanes = simdKernelFor(simd);
   return Object.freeze({
     name,
     commutative: true,
     check: (array: NumericArray) => notNumeric(name, array),
     apply(a: NumericArray, b: NumericArray, out: NumericArray): void {
-      if (isBig(out)) bigs(out)(a as BigArray, b as BigArray, out);
+      if (isBig(out)) {
+        bigs(out)(a as BigArray, b as BigArray, out);
+        return;
+      }
+      const fast = out.length >= SIMD_MIN_ELEMENTS ? lanes(out) : null;
+      if (fast) fast(a as FloatArray, b as FloatArray, out as FloatArray);
       else numbers(out)(a as NumberArray, b as NumberArray, out);
     },
   });
@@ -220,10 +232,10 @@ function prodFor(out: NumberArray): Kernel<NumberArray> {
   return prodWrappingInts as Kernel<NumberArray>;
 }
 
-export const SUM: ReduceOp = arithmeticOp('SUM', () => sumNumbers, sumBigs);
-export const PROD: ReduceOp = arithmeticOp('PROD', prodFor, prodBigs);
-export const MAX: ReduceOp = arithmeticOp('MAX', () => maxNumbers, maxBigs);
-export const MIN: ReduceOp = arithmeticOp('MIN', () => minNumbers, minBigs);
+export const SUM: ReduceOp = arithmeticOp('SUM', () => sumNumbers, sumBigs, 'add');
+export const PROD: ReduceOp = arithmeticOp('PROD', prodFor, prodBigs, 'mul');
+export const MAX: ReduceOp = arithmeticOp('MAX', () => maxNumbers, maxBigs, 'max');
+export const MIN: ReduceOp = arithmeticOp('MIN', () => minNumbers, minBigs, 'min');
 export const LAND: ReduceOp = integerOp('LAND', landInts, landBigs);
 export const LOR: ReduceOp = integerOp('LOR', lorInts, lorBigs);
 export const LXOR: ReduceOp = integerOp('LXOR', lxorInts, lxorBigs);

@@ -212,16 +212,28 @@ export function recvInto(
     const bytes = layout ? layout.bytes : plain instanceof Uint8Array ? plain : bytesOf(plain);
     fillRecv(comm, req, ReqType.RECV, bytes, kind, source, tag);
     if (layout) req.scatter = layout.scatter;
-    return runBlocking(comm, req).then((r) => {
-      returned();
-      const st = statusOf(r, elementBytes);
-      const typedErr = layout ? layout.finish(r) : null;
-      const err = typedErr ?? finishBlocking(comm, r);
-      if (typedErr) finishBlocking(comm, r);
-      st.error = err;
-      return err ? fail<Status>(comm, err, 'recv') : st;
-    });
+    const waiting = startBlocking(comm, req);
+    // completed now (a message here, or one a polling rpi's spin took): no reaction to wait for
+    if (waiting === null) return finishRecv(comm, req, elementBytes, layout, returned);
+    return waiting.then((r) => finishRecv(comm, r, elementBytes, layout, returned));
   });
+}
+
+/** The end of a blocking receive: its status, or its error through the error handler. */
+function finishRecv(
+  comm: Communicator,
+  r: RpiRequest,
+  elementBytes: number,
+  layout: RecvLayout | null,
+  returned: () => void,
+): Promise<Status> {
+  returned();
+  const st = statusOf(r, elementBytes);
+  const typedErr = layout ? layout.finish(r) : null;
+  const err = typedErr ?? finishBlocking(comm, r);
+  if (typedErr) finishBlocking(comm, r);
+  st.error = err;
+  return err ? fail<Status>(comm, err, 'recv') : Promise.resolve(st);
 }
 
 /** A blocking receive of any value; resolves with the decoded value, fills `status` if given. */
@@ -294,18 +306,23 @@ export function probe(comm: Communicator, source: number, tag: number): Promise<
  * rejects: the callers report their return to the gate in its reaction.
  */
 function runBlocking(comm: Communicator, req: RpiRequest): Promise<RpiRequest> {
+  return startBlocking(comm, req) ?? Promise.resolve(req);
+}
+
+/**
+ * `runBlocking`, but null when the request completed without waiting and the caller may go on
+ * at once (no promise, no reaction: the hot path of a receive over a polling rpi).
+ */
+function startBlocking(comm: Communicator, req: RpiRequest): Promise<RpiRequest> | null {
   const engine = comm.host.engine;
   req.marks |= ReqMark.BLKTYPE;
   engine.build(req);
   req.onDone = null;
   req.flags = ReqFlag.BLOCK;
   engine.start(req);
-  if (req.state === ReqState.DONE) {
-    // Completed at once (a message already here): every so often after one event-loop turn.
-    if (engine.fastYield.completedAtOnce()) return nextTurn().then(() => req);
-    return Promise.resolve(req);
-  }
-  return engine.waitFor(req);
+  if (req.state !== ReqState.DONE && !engine.spinDone(req)) return engine.sleepFor(req);
+  // Completed without waiting: every so often after one event-loop turn.
+  return engine.fastYield.completedAtOnce() ? nextTurn().then(() => req) : null;
 }
 
 function finishBlocking(comm: Communicator, req: RpiRequest): MpiError | null {

@@ -193,7 +193,9 @@ export interface RpiActions {
    * With `polling`: what the MPI layer does once a waiting call's spin (`advance(true)`) found
    * nothing. `'spin'` (the default) keeps polling while requests are active, a bounded spin at a
    * time with one event-loop turn between (timers and sockets of the process run there);
-   * `'event'` stops, and the module completes requests from an event of its own (it sleeps).
+   * `'event'`: while the waiting call's polling window is open (mpi_base_poll_us, the window
+   * every rpi gets) the MPI layer looks at the module once per event-loop turn (`advance(false)`),
+   * then stops, and the module completes requests from an event of its own (it sleeps).
    */
   readonly pollWait?: 'spin' | 'event';
   /**

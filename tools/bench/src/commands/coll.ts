@@ -60,6 +60,8 @@ operations (--ops):
   scan8        8 B = 2 float32, SUM / comm.scan(f32, SUM, into)
   scan1m       1 MiB of float32
   crossover points for tuned's thresholds: bcast64k, allreduce64k, alltoall1k, alltoall64k
+  sendrecv1m   not a collective: 1 MiB to rank + 1 while 1 MiB comes from rank - 1
+               / comm.sendrecv (MPI_Sendrecv): the exchange alltoall 1 MiB makes on 2 ranks
 
 options:
   --reps N       repetitions (rounds) per point (default 5; the median is reported)
@@ -91,7 +93,8 @@ export type CollKind =
   | 'alltoall'
   | 'allgather'
   | 'reducescatter'
-  | 'scan';
+  | 'scan'
+  | 'sendrecv';
 
 export interface CollOp {
   /** The name of `--ops`. */
@@ -236,6 +239,16 @@ export const COLL_OPS: readonly CollOp[] = [
   },
   { name: 'scan8', label: 'scan 8 B', kind: 'scan', bytes: 8, calls: 1000, unit: 'us' },
   { name: 'scan1m', label: 'scan 1 MiB', kind: 'scan', bytes: MiB, calls: 32, unit: 'ms' },
+  // Not a collective: the point-to-point exchange that alltoall of 1 MiB per pair is on 2 ranks,
+  // to tell the rpi's share of a collective from the algorithm's.
+  {
+    name: 'sendrecv1m',
+    label: 'sendrecv 1 MiB (ring shift)',
+    kind: 'sendrecv',
+    bytes: MiB,
+    calls: 32,
+    unit: 'ms',
+  },
 ];
 
 /** `--ops` without the option: the operations of the first measurements (issue #13's table). */
@@ -441,6 +454,7 @@ const KINDS: readonly string[] = [
   'allgather',
   'reducescatter',
   'scan',
+  'sendrecv',
 ];
 
 /**

@@ -1,0 +1,211 @@
+// The loader of SSI packages' start-up bundles (`@ssi/core/bundle-loader`; why: see
+// bundle-dist.mjs). Each bundled package's dist has a door, `ssi-load.cjs` (two lines, written by
+// bundle-dist), that hands this loader the package's directory and an `import()` of its own; the
+// package's ES module files there are façades that open the door with `createRequire` (not an
+// `import`, which would run Node's CommonJS export scanner) and re-export their part of the
+// package's `ssi-bundle.cjs`. Plain CommonJS, not built.
+//
+// - One copy of each bundle per process: loaded bundles are kept on `globalThis` under a
+//   `Symbol.for` key, by real path, so that two installations' copies of this loader still share
+//   them. A bundle's `require('@ssi/<name>')` of another package with a bundle gets that
+//   package's loaded copy (through that package's door), the object its façades export.
+// - `import()` in a bundle (rewritten to `__ssiI()` by bundle-dist) is its door's, so a bare
+//   specifier resolves from the bundle's directory, as it did from the files it replaces, and no
+//   experimental vm feature is needed.
+// - A V8 code cache per bundle: the bundle is compiled as a `vm.Script` with the cached data of an
+//   earlier run. When there was none, or V8 rejected it (another Node, other V8 flags), the
+//   process writes a new one at once (measured as fast as one written after the run, and a rank
+//   killed at an abort still leaves it). The cache lives in a directory of the user's own, `$TMPDIR/ssi-code-cache-<uid>`
+//   (mode 0700, used only when it is the user's and no one else may write to it), or in
+//   `SSI_CODE_CACHE`; `SSI_CODE_CACHE=off` turns the cache off.
+'use strict';
+const {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+} = require('node:fs');
+const { dirname, join } = require('node:path');
+const { Script } = require('node:vm');
+
+const BUNDLE = 'ssi-bundle.cjs';
+const DOOR = 'ssi-load.cjs';
+/** The key of a package's `index.js` in its bundle's exports. */
+const INDEX = 'index.js';
+const REGISTRY = Symbol.for('@ssi/start-up-bundles');
+const DOORS = Symbol.for('@ssi/start-up-bundles.doors');
+const LOADER = Symbol.for('@ssi/start-up-bundles.loader');
+/** @type {Map<string, { exports: Record<string, Record<string, unknown>>, codeCache: string }>} */
+const loaded = globalThis[REGISTRY] ?? new Map();
+globalThis[REGISTRY] = loaded;
+/**
+ * The first door opened for each package name: one copy of `@ssi/<name>` per process, as
+ * DESIGN.md asks, and no resolution (a package.json read and a real path per call) when a
+ * bundle requires a package whose door is open.
+ */
+const doors = globalThis[DOORS] ?? new Map();
+globalThis[DOORS] = doors;
+// Doors of any installation find this loader here instead of resolving @ssi/core each.
+globalThis[LOADER] ??= module.exports;
+
+/**
+ * The door of the package whose dist directory is `dist`: `load()` gives the exports of its
+ * bundle, keyed by the dist-relative path of each ES module file the bundle replaces
+ * (`index.js`, `chunk-ABC.js`); `importHere` is an `import()` made in that directory.
+ */
+function door(dist, importHere, name) {
+  const file = join(dist, BUNDLE);
+  const opened = { load: () => load(file, importHere) };
+  if (name && !doors.has(name)) doors.set(name, opened);
+  return opened;
+}
+
+/** The exports of the bundle `file`, loading it once per process. */
+function load(file, importHere) {
+  const known = loaded.get(file);
+  if (known) return known.exports;
+  // `codeCache` says what became of the cache (tests, diagnostics): off, written, used, rejected.
+  const module = { exports: {}, codeCache: 'off' };
+  loaded.set(file, module);
+  const source = readFileSync(file, 'utf8');
+  const cache = codeCacheOf(file, source.length);
+  const cachedData = cache?.read();
+  const wrapped = `(function (exports, require, module, __filename, __dirname, __ssiI) {${source}\n})`;
+  let script;
+  if (cache && !cachedData) {
+    script = compileEagerly(wrapped, file);
+    cache.write(script.createCachedData());
+    module.codeCache = 'written';
+  } else {
+    script = new Script(wrapped, { filename: file, cachedData });
+    // V8 keeps the lazy compilation of this source under this name: the eager one, for the
+    // cache only, under another (V8 checks a cache against the source, not the name).
+    if (script.cachedDataRejected) {
+      cache?.write(compileEagerly(wrapped, `${file} (code cache)`).createCachedData());
+      module.codeCache = 'rejected';
+    } else if (cache) {
+      module.codeCache = 'used';
+    }
+  }
+  try {
+    const run = script.runInThisContext();
+    run(module.exports, requireFrom(file), module, file, dirname(file), importHere);
+  } catch (error) {
+    loaded.delete(file);
+    throw error;
+  }
+  return module.exports;
+}
+
+/**
+ * Compiles every function of the bundle now (V8's --no-lazy for this one compilation), so that
+ * its code cache holds them all: a process that loads the cache compiles nothing of the bundle
+ * again, also not the code a first message to a new peer runs (cold, that took ~1 ms per step of
+ * the connection set-up in each process). The flag is set back before the cache is made, so V8
+ * accepts the cache in processes without it.
+ */
+function compileEagerly(wrapped, file) {
+  const v8 = require('node:v8');
+  v8.setFlagsFromString('--no-lazy');
+  try {
+    return new Script(wrapped, { filename: file });
+  } finally {
+    v8.setFlagsFromString('--lazy');
+  }
+}
+
+/**
+ * `require` for the code of the bundle `file`: `@ssi/<name>` of a package that has a bundle is
+ * that bundle's index (one copy per process, loaded by that package's loader); everything else
+ * is Node's require from `file`.
+ */
+function requireFrom(file) {
+  const nodeRequire = require('node:module').createRequire(file);
+  return (specifier) => {
+    if (/^@ssi\/[^/]+$/.test(specifier)) {
+      let opened = doors.get(specifier);
+      if (!opened) {
+        const dist = join(dirname(nodeRequire.resolve(`${specifier}/package.json`)), 'dist');
+        if (existsSync(join(dist, BUNDLE)) && existsSync(join(dist, DOOR))) {
+          opened = require(join(dist, DOOR));
+        }
+      }
+      if (opened) return opened.load()[INDEX];
+    }
+    return nodeRequire(specifier);
+  };
+}
+
+/** FNV-1a of a string, as 8 hex digits (names cache files; V8 checks what it loads itself). */
+function fnv1a(text) {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    hash ^= text.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return (hash >>> 0).toString(16).padStart(8, '0');
+}
+
+/** The directory of this user's code caches, or undefined when none can be used safely. */
+function cacheDir() {
+  const setting = process.env.SSI_CODE_CACHE;
+  if (setting === 'off' || setting === '0') return undefined;
+  const uid = process.getuid?.() ?? 0;
+  const dir = setting || join(process.env.TMPDIR || '/tmp', `ssi-code-cache-${uid}`);
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const st = statSync(dir);
+    // Cached code is run: only from a directory of this user that nobody else can write to.
+    if (process.getuid && (st.uid !== uid || (st.mode & 0o022) !== 0)) return undefined;
+    return dir;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Where the code cache of bundle `file` lives. V8 accepts cached data by the source's length and
+ * its own version and flags only, so the name carries what else must match: the bundle's path,
+ * size and modification time (its build), Node's version and architecture. (Node's own options,
+ * such as --cpu-prof, do not change the code; a V8 flag that does makes V8 reject the cache,
+ * and the run writes a new one.)
+ */
+function codeCacheOf(file, length) {
+  const dir = cacheDir();
+  if (!dir) return undefined;
+  const st = statSync(file);
+  const bundle = `${fnv1a(file)}-`;
+  const build = `${bundle}${fnv1a(`${length}|${st.size}|${st.mtimeMs}`)}-`;
+  const node = `${process.version}|${process.arch}`;
+  const path = join(dir, `${build}${fnv1a(node)}.v8cache`);
+  return {
+    read() {
+      try {
+        return readFileSync(path);
+      } catch {
+        return undefined;
+      }
+    },
+    /** Best effort: caches of older builds of the bundle go; failures are ignored. */
+    write(data) {
+      try {
+        const temp = `${path}.${process.pid}.tmp`;
+        writeFileSync(temp, data, { mode: 0o600 });
+        renameSync(temp, path);
+        for (const name of readdirSync(dir)) {
+          if (name.startsWith(bundle) && !name.startsWith(build) && name.endsWith('.v8cache')) {
+            unlinkSync(join(dir, name));
+          }
+        }
+      } catch {
+        // The cache is an optimisation: a full disk or a race with another process costs only it.
+      }
+    },
+  };
+}
+
+module.exports.door = door;

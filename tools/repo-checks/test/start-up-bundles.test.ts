@@ -1,0 +1,94 @@
+import { spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { repo } from './workspace';
+
+/**
+ * The start-up bundles (`@ssi/core/bundle-dist`, docs/architecture.md "Start-up bundles"): a
+ * process that imports the MPI layer and plugins by their ES module files gets each package's
+ * code from its bundle, one copy per process, and the bundles' V8 code cache is written once,
+ * used after, replaced when V8 rejects it, and never taken from a directory others can write.
+ * Each case runs a fresh Node process (the loader keeps its state on globalThis).
+ */
+const work = mkdtempSync(join(tmpdir(), 'ssi-start-up-bundles-'));
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+const BUNDLED = [
+  'packages/core',
+  'packages/lam',
+  'packages/mpi',
+  'packages/shm',
+  'plugins/rpi-sm',
+  'plugins/rpi-tcp',
+  'plugins/coll-tuned',
+];
+const url = (dir: string) => pathToFileURL(join(repo, dir, 'dist/index.js')).href;
+
+/** What a process that imported every package of BUNDLED saw, as JSON. */
+const PROBE = `
+const urls = ${JSON.stringify(BUNDLED.map(url))};
+const [core, lam, mpi] = await Promise.all(urls.slice(0, 3).map((u) => import(u)));
+for (const u of urls.slice(3)) await import(u);
+const loaded = globalThis[Symbol.for('@ssi/start-up-bundles')];
+const bundles = [...loaded.entries()].map(([file, m]) => ({ file, codeCache: m.codeCache }));
+const coreBundle = [...loaded.entries()].find(([f]) => f.endsWith('/packages/core/dist/ssi-bundle.cjs'));
+const sameCore = coreBundle[1].exports['index.js'].SsiError === core.SsiError;
+const mpiError = new mpi.MpiError(mpi.ErrorClass.ERR_OTHER, 'probe');
+console.log(JSON.stringify({ bundles, sameCore, mpiErrorIsSsiError: mpiError instanceof core.SsiError,
+  lamLoaded: typeof lam.LamClient === 'function' }));
+`;
+
+interface Probe {
+  bundles: { file: string; codeCache: string }[];
+  sameCore: boolean;
+  mpiErrorIsSsiError: boolean;
+  lamLoaded: boolean;
+}
+
+function probe(cacheSetting: string): Probe {
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', PROBE], {
+    env: { ...process.env, SSI_CODE_CACHE: cacheSetting },
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  if (r.status !== 0) throw new Error(`probe exited ${r.status}: ${r.stderr}`);
+  return JSON.parse(r.stdout.trim().split('\n').pop()!);
+}
+
+const cacheStates = (p: Probe) => [...new Set(p.bundles.map((b) => b.codeCache))];
+
+describe('start-up bundles', () => {
+  it('load each package once per process, shared by the MPI layer and the plugins', () => {
+    const seen = probe('off');
+    const files = seen.bundles.map((b) => b.file).sort();
+    expect(files).toEqual(BUNDLED.map((d) => join(repo, d, 'dist/ssi-bundle.cjs')).sort());
+    expect(seen.sameCore).toBe(true);
+    expect(seen.mpiErrorIsSsiError).toBe(true);
+    expect(seen.lamLoaded).toBe(true);
+    expect(cacheStates(seen)).toEqual(['off']);
+  });
+
+  it('write a code cache once, then use it; a cache V8 rejects is replaced', () => {
+    const dir = join(work, 'cache');
+    expect(cacheStates(probe(dir))).toEqual(['written']);
+    const files = readdirSync(dir).filter((f) => f.endsWith('.v8cache'));
+    expect(files).toHaveLength(BUNDLED.length);
+    expect(cacheStates(probe(dir))).toEqual(['used']);
+
+    for (const f of files) writeFileSync(join(dir, f), Buffer.alloc(64, 7)); // not a V8 cache
+    expect(cacheStates(probe(dir))).toEqual(['rejected']);
+    expect(cacheStates(probe(dir))).toEqual(['used']);
+  });
+
+  it('take no cache from a directory that others may write to', () => {
+    const dir = join(work, 'shared');
+    rmSync(dir, { recursive: true, force: true });
+    expect(cacheStates(probe(dir))).toEqual(['written']);
+    chmodSync(dir, 0o777);
+    expect(cacheStates(probe(dir))).toEqual(['off']);
+    expect(existsSync(dir)).toBe(true);
+  });
+});
