@@ -10,7 +10,8 @@ import type { Hierarchy } from './hierarchy';
 import { lengthsDiffer } from './lengths-exchange';
 import type { SmpSettings } from './params';
 import { allreduceHierarchical, reduceHierarchical } from './reduce';
-import { allreduceThroughArea, reduceThroughArea } from './reduce-area';
+import { allreduceThroughArea } from './reduce-area';
+import { reduceUp, SMALL_SLOT } from './reduce-up';
 import { exchangeLengths } from './reduction-exchange';
 
 /**
@@ -18,9 +19,6 @@ import { exchangeLengths } from './reduction-exchange';
  * operators whose operand order matters (non-commutative user operators) keep lam_basic's rank
  * order, and re-association is a choice the user can turn off (`coll_smp_associative 0`).
  */
-/** The kept scratch array a small reduce accumulates in off the root (`keptLike` slots 0-1: the area). */
-const SMALL_SLOT = 2;
-
 export function mayReassociate(op: ReduceOp, s: SmpSettings): boolean {
   return s.associative && op.commutative;
 }
@@ -75,16 +73,21 @@ export function actionsFor(
         else await h.flat.reduce(send, op, root);
         return;
       }
-      // Below the area's threshold the exchange is the whole reduction (every rank gets the
-      // result; the root keeps it in `recv`).
+      // With the area, the lengths flow up the reduce's tree only (`reduce-up.ts`): no rank
+      // waits for a round over the communicator, so consecutive reduces overlap.
+      const shared = await openArea(h, s, note);
+      if (shared) {
+        await reduceUp(h, s, comm, shared, send, recv, op, root);
+        return;
+      }
+      // Without it: below the area's threshold the exchange is the whole reduction (every rank
+      // gets the result; the root keeps it in `recv`).
       const small = own.byteLength < s.shmMinBytes;
       const acc = !small ? null : comm.rank === root ? recv! : keptLike(h, own, SMALL_SLOT);
       if (acc && acc !== own) acc.set(own as never);
       await agreeOnLengths(comm, 'reduce', own, acc, op);
       if (small) return;
-      const shared = await area(own.byteLength);
-      if (shared) await reduceThroughArea(h, comm, shared, send, recv, op, root);
-      else await reduceHierarchical(h, comm, send, recv, op, root);
+      await reduceHierarchical(h, comm, send, recv, op, root);
     },
     async allreduce(comm, send, recv, op) {
       if (!mayReassociate(op, s) || recv.byteLength < s.allreduceMinBytes) {

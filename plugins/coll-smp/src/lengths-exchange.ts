@@ -28,6 +28,11 @@ export class Stage {
     this.head = new Float64Array(this.bytes.buffer, 0, 2);
   }
 
+  /** The shortest and longest length the last message received into this stage declared. */
+  declared(): { min: number; max: number } {
+    return { min: this.head[0]!, max: this.head[1]! };
+  }
+
   /** The message of `part`: its lengths, and its partial when it has one. */
   pack(part: Part): Uint8Array {
     this.head[0] = part.min;

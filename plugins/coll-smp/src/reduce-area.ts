@@ -127,8 +127,9 @@ export async function allreduceThroughArea(
 
 /**
  * reduce: the node's operands meet in the leader piece by piece (into `recv` at the root, else
- * into a scratch array), the leaders reduce each piece to the root's node leader, which hands the
- * whole result to the root when the root is another rank of its node.
+ * into a scratch array), the leaders reduce each piece to comm rank 0 (node 0's leader), which
+ * hands the whole result to the root when the root is another rank; a root that is not rank 0
+ * receives it in `reduce-up.ts`, after the verdict on the lengths.
  */
 export async function reduceThroughArea(
   h: Hierarchy,
@@ -145,20 +146,21 @@ export async function reduceThroughArea(
   const own = (send ?? recv)!;
   const per = perPiece(area, own);
   const flow = new AreaFlow(local);
-  const rootNode = loc.nodeOf(root);
+  // The leaders' tree ends at node 0's leader, comm rank 0 (`reduceTreeAtZero`).
+  const top = loc.node === 0;
   if (local.rank !== 0) {
     await feedLeader(area, flow, local.rank, own, null, per);
+    // A root that is not the leader receives the result in `reduce-up.ts`, after the verdict.
     await flow.drained();
-    if (isRoot) await comm.coll.recv(bytesOf(recv!), loc.localRanks[0]!, Tag.REDUCE_RESULT);
     return;
   }
   const readers = othersThan(k, 0);
   const pieces = pieceCount(own.length, per);
   // The partial result: in `recv` at the root; else in the leader's own slots (each written once
-  // the previous piece of that set has crossed), or a new array when the root is another rank of
-  // this node (it must hold the whole result to hand it on) or the node has one rank (its operand
+  // the previous piece of that set has crossed), or a new array at rank 0 when it is not the root
+  // (it must hold the whole result to hand it on) or when the node has one rank (its operand
   // must stay as it is).
-  const inSlots = !isRoot && k > 1 && loc.node !== rootNode;
+  const inSlots = !isRoot && k > 1 && !top;
   const partial = isRoot ? recv! : inSlots ? null : sameKind(own);
   const crossings: Promise<unknown>[] = [];
   for (let i = 0; i < pieces; i++) {
@@ -168,9 +170,7 @@ export async function reduceThroughArea(
     const out = partial ? pieceOf(partial, i, per) : mySlot();
     // A child's partial lands in a kept array: the slots may still be read by ranks leaving the
     // previous call (they have not said AREA_IN for this one yet when the receive is posted).
-    const tree = leaders
-      ? beginLeadersReduce(leaders, rootNode, () => keptLike(h, out, i % 2))
-      : null;
+    const tree = leaders ? beginLeadersReduce(leaders, () => keptLike(h, out, i % 2)) : null;
     if (k > 1) await flow.hear(readers, Tag.AREA_IN);
     combine(area, op, pieceOf(own, i, per), out, i % 2, k);
     if (k > 1) flow.tell(readers, Tag.AREA_READY);
@@ -178,7 +178,7 @@ export async function reduceThroughArea(
   }
   await Promise.all(crossings);
   await flow.drained();
-  if (loc.node === rootNode && !isRoot) {
+  if (top && !isRoot) {
     await comm.coll.send(bytesOf(partial!), root, Tag.REDUCE_RESULT);
   }
 }

@@ -39,4 +39,12 @@ export const Tag = {
   BCAST_LAST: 215,
   /** A reduction's length exchange: recursive doubling (`lengths-exchange.ts`), on any channel. */
   LENGTHS_PAIR: 214,
+  /**
+   * reduce: a rank's length (and, below `coll_smp_shm_min_bytes`, its operand) to its node's
+   * leader, and the root's node leader's verdict (and small result) to a root that is not the
+   * leader (`reduce-up.ts`), on the parent's channel.
+   */
+  REDUCE_UP: 216,
+  /** reduce: a leader's subtree lengths (and small partial) up the leaders' tree (`reduce-up.ts`). */
+  LEADERS_UP: 217,
 } as const;
