@@ -15,9 +15,12 @@
 // - A V8 code cache per bundle: the bundle is compiled as a `vm.Script` with the cached data of an
 //   earlier run. When there was none, or V8 rejected it (another Node, other V8 flags), the
 //   process writes a new one at once (measured as fast as one written after the run, and a rank
-//   killed at an abort still leaves it). The cache lives in a directory of the user's own, `$TMPDIR/ssi-code-cache-<uid>`
-//   (mode 0700, used only when it is the user's and no one else may write to it), or in
-//   `SSI_CODE_CACHE`; `SSI_CODE_CACHE=off` turns the cache off.
+//   killed at an abort still leaves it). The cache lives beside the package's `dist`, in
+//   `<package>/.ssi-code-cache` (mode 0700; outside `dist`, so it is never packed), where it
+//   goes with the checkout or installation it belongs to instead of piling up in /tmp; used
+//   only when the package directory and the cache are the user's and no one else may write to
+//   them (a package installed by another user: no cache unless `SSI_CODE_CACHE` names a
+//   directory). `SSI_CODE_CACHE=off` turns the cache off.
 'use strict';
 const {
   existsSync,
@@ -150,18 +153,25 @@ function fnv1a(text) {
   return (hash >>> 0).toString(16).padStart(8, '0');
 }
 
-/** The directory of this user's code caches, or undefined when none can be used safely. */
-function cacheDir() {
+/** Whether `dir` is this user's and no one else may write to it (cached code is run). */
+function ownedPrivately(dir) {
+  if (!process.getuid) return true;
+  const st = statSync(dir);
+  return st.uid === process.getuid() && (st.mode & 0o022) === 0;
+}
+
+/**
+ * The directory of the code caches of bundle `file` (`<package>/dist/ssi-bundle.cjs`), or
+ * undefined when none can be used safely.
+ */
+function cacheDir(file) {
   const setting = process.env.SSI_CODE_CACHE;
   if (setting === 'off' || setting === '0') return undefined;
-  const uid = process.getuid?.() ?? 0;
-  const dir = setting || join(process.env.TMPDIR || '/tmp', `ssi-code-cache-${uid}`);
   try {
+    if (!setting && !ownedPrivately(dirname(dirname(file)))) return undefined;
+    const dir = setting || join(dirname(dirname(file)), '.ssi-code-cache');
     mkdirSync(dir, { recursive: true, mode: 0o700 });
-    const st = statSync(dir);
-    // Cached code is run: only from a directory of this user that nobody else can write to.
-    if (process.getuid && (st.uid !== uid || (st.mode & 0o022) !== 0)) return undefined;
-    return dir;
+    return ownedPrivately(dir) ? dir : undefined;
   } catch {
     return undefined;
   }
@@ -175,7 +185,7 @@ function cacheDir() {
  * and the run writes a new one.)
  */
 function codeCacheOf(file, length) {
-  const dir = cacheDir();
+  const dir = cacheDir(file);
   if (!dir) return undefined;
   const st = statSync(file);
   const bundle = `${fnv1a(file)}-`;

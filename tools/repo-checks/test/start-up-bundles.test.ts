@@ -48,9 +48,12 @@ interface Probe {
   lamLoaded: boolean;
 }
 
-function probe(cacheSetting: string): Probe {
+/** `cacheSetting` null: SSI_CODE_CACHE unset (the default place). */
+function probe(cacheSetting: string | null): Probe {
+  const env = { ...process.env, SSI_CODE_CACHE: cacheSetting ?? '' };
+  if (cacheSetting === null) delete env.SSI_CODE_CACHE;
   const r = spawnSync(process.execPath, ['--input-type=module', '-e', PROBE], {
-    env: { ...process.env, SSI_CODE_CACHE: cacheSetting },
+    env,
     encoding: 'utf8',
     timeout: 60_000,
   });
@@ -81,6 +84,21 @@ describe('start-up bundles', () => {
     for (const f of files) writeFileSync(join(dir, f), Buffer.alloc(64, 7)); // not a V8 cache
     expect(cacheStates(probe(dir))).toEqual(['rejected']);
     expect(cacheStates(probe(dir))).toEqual(['used']);
+  });
+
+  it('keep the cache beside each package by default, out of dist and out of the temp directory', () => {
+    const seen = probe(null);
+    expect(cacheStates(seen).every((c) => c === 'written' || c === 'used')).toBe(true);
+    for (const d of BUNDLED) {
+      const dir = join(repo, d, '.ssi-code-cache');
+      expect(
+        readdirSync(dir).some((f) => f.endsWith('.v8cache')),
+        dir,
+      ).toBe(true);
+      expect(existsSync(join(repo, d, 'dist', '.ssi-code-cache'))).toBe(false);
+    }
+    const uid = process.getuid?.() ?? 0;
+    expect(existsSync(join(tmpdir(), `ssi-code-cache-${uid}`))).toBe(false);
   });
 
   it('take no cache from a directory that others may write to', () => {
