@@ -77,6 +77,24 @@ export class Stage {
 }
 
 /**
+ * The stages of one exchange kept per served communicator (keyed by its hierarchy): a send
+ * stage and `count` receive stages of `room` bytes, made again only when a call needs more.
+ */
+export class StageCache {
+  private readonly kept = new WeakMap<object, { send: Stage; recv: Stage[] }>();
+
+  of(key: object, room: number, count: number): { send: Stage; recv: Stage[] } {
+    let got = this.kept.get(key);
+    if (got === undefined || got.send.bytes.length < HEADER + room || got.recv.length < count) {
+      const n = Math.max(1, count);
+      got = { send: new Stage(room), recv: Array.from({ length: n }, () => new Stage(room)) };
+      this.kept.set(key, got);
+    }
+    return got;
+  }
+}
+
+/**
  * An allreduce of `part` over `c` by recursive doubling, for any size: the ranks past the largest
  * power of two first hand their part to a partner below it and get the result back at the end
  * (log2 exchanges on a power of two: one on two nodes). Commutative operators only.

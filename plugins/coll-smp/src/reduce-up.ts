@@ -3,7 +3,7 @@ import { AreaFlow, pieceCount } from './area-flow';
 import { reduceTreeAtZero } from './binomial';
 import { bytesOf, keptLike } from './buffers';
 import type { Hierarchy } from './hierarchy';
-import { lengthsDiffer, type Part, Stage } from './lengths-exchange';
+import { lengthsDiffer, type Part, type Stage, StageCache } from './lengths-exchange';
 import type { NodeArea } from './node-area';
 import type { SmpSettings } from './params';
 import { reduceThroughArea } from './reduce-area';
@@ -12,18 +12,7 @@ import { Tag } from './tags';
 /** The kept scratch array a small reduce accumulates in off the root (`keptLike` slots 0-1: the area). */
 export const SMALL_SLOT = 2;
 
-/** Per served communicator: a send stage, and receive stages for the node's ranks and children. */
-const stages = new WeakMap<Hierarchy, { send: Stage; recv: Stage[] }>();
-
-function stagesOf(h: Hierarchy, room: number, count: number) {
-  let got = stages.get(h);
-  if (got === undefined || got.send.bytes.length < room + 16 || got.recv.length < count) {
-    const n = Math.max(1, count);
-    got = { send: new Stage(room), recv: Array.from({ length: n }, () => new Stage(room)) };
-    stages.set(h, got);
-  }
-  return got;
-}
+const stages = new StageCache();
 
 /**
  * smp's reduce with the shared area, the operand lengths flowing only up the reduce's tree, so
@@ -54,7 +43,7 @@ export async function reduceUp(
   const isRoot = comm.rank === root;
   const tree = leaders ? reduceTreeAtZero(leaders.rank, leaders.size) : null;
   const others = loc.localRanks.slice(1);
-  const st = stagesOf(h, s.shmMinBytes, others.length + (tree?.children.length ?? 0));
+  const st = stages.of(h, s.shmMinBytes, others.length + (tree?.children.length ?? 0));
   const leader = loc.localRanks[0]!;
   const acc = !small ? null : isRoot ? recv! : keptLike(h, own, SMALL_SLOT);
   if (acc && acc !== own) acc.set(own as never);

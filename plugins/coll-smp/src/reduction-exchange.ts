@@ -1,22 +1,11 @@
 import type { CollComm, ReduceOp } from '@ssi/mpi';
 import type { Hierarchy } from './hierarchy';
 import { isPowerOfTwo } from './leaders-allreduce';
-import { doublingExchange, type Part, Stage } from './lengths-exchange';
+import { doublingExchange, type Part, StageCache } from './lengths-exchange';
 import type { SmpSettings } from './params';
 import { Tag } from './tags';
 
-/** Per served communicator: the exchange's send stage and receive stages (one per node rank). */
-const stages = new WeakMap<Hierarchy, { send: Stage; recv: Stage[] }>();
-
-function stagesOf(h: Hierarchy, room: number) {
-  let got = stages.get(h);
-  if (got === undefined || got.send.bytes.length < room) {
-    const n = Math.max(1, h.local.size - 1);
-    got = { send: new Stage(room), recv: Array.from({ length: n }, () => new Stage(room)) };
-    stages.set(h, got);
-  }
-  return got;
-}
+const stages = new StageCache();
 
 /**
  * The first step of every reduce and allreduce smp combines node by node: an allreduce whose
@@ -42,7 +31,7 @@ export async function exchangeLengths(
   op: ReduceOp,
 ): Promise<void> {
   const { loc, leaders } = h;
-  const { send, recv } = stagesOf(h, s.shmMinBytes);
+  const { send, recv } = stages.of(h, s.shmMinBytes, h.local.size - 1);
   if (doublingIsShorter(comm.size, loc.nodes.length)) {
     await doublingExchange(comm, part, op, Tag.LENGTHS_PAIR, send, recv[0]!);
     return;
