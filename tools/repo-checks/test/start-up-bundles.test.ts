@@ -50,8 +50,8 @@ interface Probe {
 
 /** `cacheSetting` null: SSI_CODE_CACHE unset (the default place). */
 function probe(cacheSetting: string | null): Probe {
-  const env = { ...process.env, SSI_CODE_CACHE: cacheSetting ?? '' };
-  if (cacheSetting === null) delete env.SSI_CODE_CACHE;
+  const { SSI_CODE_CACHE: _unset, ...inherited } = process.env;
+  const env = cacheSetting === null ? inherited : { ...inherited, SSI_CODE_CACHE: cacheSetting };
   const r = spawnSync(process.execPath, ['--input-type=module', '-e', PROBE], {
     env,
     encoding: 'utf8',
