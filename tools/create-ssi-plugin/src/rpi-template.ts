@@ -94,21 +94,33 @@ ANY_SOURCE, probes, sends to self, truncation status — is the MPI layer's (\`@
 | \`frames.js\` | the wire format (a u32 length, a 32-byte envelope, the payload); the reader that cuts the byte stream back into frames |
 | \`transport.js\` | the protocol: sends, arriving messages, acknowledgements, cancel, lost peers (\`RpiActions\`) |
 
+- **Address exchange**: in \`init\` every process listens on its node's address and publishes
+  \`{ host, port }\` with \`host.runtime.allgather\`; it dials the processes before it in the
+  process list and accepts those after it. A dialer's first frame (HELLO) proves it knows the
+  job's secret; any other connection is dropped. A peer missing after
+  \`${p}_connect_timeout\` fails \`MPI.init\`, naming it.
 - **Sends** go out at once as one MESSAGE frame (envelope + a copy of the bytes). A standard
   send of up to \`${p}_short\` bytes is then complete. An \`ssend\`, and any longer send,
   completes when the receiver acknowledges (ACK) that a receive matched it.
-- **Arriving messages** are handed to \`host.matchPosted\` in the order each peer sent them;
-  what matches nothing is queued with \`host.queueUnexpected\` and comes back to \`matched\`
-  when a receive takes it. The receiver sends the ACK of a synchronous message at the match.
+- **Arriving messages** are handed to \`host.matchPosted\` in the order each peer sent them (one
+  connection per pair keeps that order); what matches nothing is queued with
+  \`host.queueUnexpected\` and comes back to \`matched\` when a receive takes it. The receiver
+  sends the ACK of a synchronous message at the match.
+- **ANY_SOURCE, truncation**: matching (the MPI layer's) picks the receive across all peers and
+  records how many bytes fit (\`req.stLength\`) and the truncation error; the transport copies
+  that many bytes (\`deliverBytes\`) and completes the receive.
 - **Cancel**: a send still waiting for its ACK asks the receiver (CANCEL); the receiver takes
   the message back with \`host.withdrawUnexpected\` if no receive has taken it, and answers.
+- **The request life cycle**: \`host.complete(req)\` once per start — at the write, at the ACK
+  or at a CANCELLED answer; \`destroy\` forgets a request.
 - **Lost peers**: a connection that ends outside \`MPI.finalize\` is reported with
   \`host.peerFailed\`.
 
 What a production transport adds: a rendezvous for long messages (ask first, then send the body
 straight into the receive buffer) instead of buffering them at the receiver, connections on
 first use, shared memory between ranks of one node. \`docs/writing-an-rpi-module.md\` of SSI for
-Node has the contract in prose, and how to run \`@ssi/mpi/testing\`'s conformance suite against
-this module.
+Node has the contract in prose, how to run \`@ssi/mpi/testing\`'s conformance suite against
+this module, and "Building on tcp": how a module that carries only some peers its own way leaves
+the others to the tcp module instead of writing all of this.
 `;
 }
