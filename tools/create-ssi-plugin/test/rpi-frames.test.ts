@@ -43,4 +43,12 @@ describe('the rpi template frames', () => {
       'a frame of 8 bytes is shorter than its envelope',
     );
   });
+
+  it('refuses a payload longer than the limit (a connection not authenticated yet)', () => {
+    const reader = new FrameReader(() => {});
+    reader.maxPayload = 32;
+    expect(() => reader.push(encodeFrame(env(1, 1), payloadOf(33, 0)))).toThrow(
+      'a frame of 33 payload bytes, at most 32 expected',
+    );
+  });
 });

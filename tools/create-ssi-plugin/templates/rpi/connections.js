@@ -19,7 +19,10 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import net from 'node:net';
 import { ErrorClass, MpiError, withDeadline } from '@ssi/mpi';
-import { encodeFrame, FrameReader, Op } from './frames.js';
+import { encodeFrame, FrameReader, MAX_PAYLOAD, Op } from './frames.js';
+
+/** Bytes of a HELLO's proof (an HMAC-SHA256). */
+const PROOF_BYTES = 32;
 
 /** @typedef {import('@ssi/mpi').Proc} Proc */
 /** @typedef {import('@ssi/mpi').RpiHost} RpiHost */
@@ -43,7 +46,14 @@ export class Peer {
     /** @type {(peer: Peer, reason: string) => void} */
     this.onClose = () => {};
     let reason = 'the peer closed the connection';
-    const reader = new FrameReader((env, payload) => this.onFrame(this, env, payload));
+    // Frames of a socket this side destroyed (a bad HELLO, a bad frame) are not looked at.
+    const reader = new FrameReader((env, payload) => {
+      if (!socket.destroyed) this.onFrame(this, env, payload);
+    });
+    // Until its HELLO is checked, a connection may send nothing longer than a HELLO: a stranger
+    // cannot make this process allocate a message buffer.
+    if (proc === null) reader.maxPayload = PROOF_BYTES;
+    this.reader = reader;
     socket.setNoDelay(true); // small frames (acknowledgements) go out at once
     socket.on('data', (chunk) => {
       try {
@@ -117,6 +127,7 @@ export async function connectPeers(host, procs, { name, timeoutMs, connected }) 
       }
       toAccept.delete(env.rank);
       peer.proc = proc;
+      peer.reader.maxPayload = MAX_PAYLOAD;
       connected(peer);
       if (toAccept.size === 0) allAccepted();
     };

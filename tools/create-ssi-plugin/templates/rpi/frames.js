@@ -86,6 +86,8 @@ export class FrameReader {
   /** @param {(env: Envelope, payload: Uint8Array) => void} onFrame */
   constructor(onFrame) {
     this.onFrame = onFrame;
+    /** The longest payload accepted: small until the peer is authenticated (see Peer). */
+    this.maxPayload = MAX_PAYLOAD;
     this.head = Buffer.alloc(LENGTH_BYTES + ENVELOPE_BYTES);
     this.headFilled = 0;
     /** @type {Uint8Array | null} the payload being filled, once the envelope is complete */
@@ -126,6 +128,11 @@ export class FrameReader {
     const frameLength = h.readUInt32LE(0);
     if (frameLength < ENVELOPE_BYTES) {
       throw new Error(`a frame of ${frameLength} bytes is shorter than its envelope`);
+    }
+    if (frameLength - ENVELOPE_BYTES > this.maxPayload) {
+      throw new Error(
+        `a frame of ${frameLength - ENVELOPE_BYTES} payload bytes, at most ${this.maxPayload} expected`,
+      );
     }
     this.envelope = {
       op: h.readUInt32LE(4),
