@@ -9,10 +9,10 @@
  * - **Sends** (`start`) go out at once, eagerly, as one MESSAGE frame (envelope + a copy of the
  *   payload). A standard send of up to `short` bytes is then done: the bytes are copied, the
  *   user may reuse the buffer. A synchronous send (`ssend`), and any send longer than `short`,
- *   is done only when the receiver says a receive matched it (ACK): so the receiver's memory for
- *   long messages nobody waits for is bounded by what the senders wait for, and such a send can
- *   still be taken back (cancelled) until it matched. (A real transport sends long messages by
- *   rendezvous instead, asking before it sends the body; see the tcp module.)
+ *   is done only when the receiver says a receive matched it (ACK): so a sender never runs ahead
+ *   of its receiver with long messages, and such a send can still be taken back (cancelled)
+ *   until it matched. (A production transport sends long messages by rendezvous instead,
+ *   asking before it sends the body; see the tcp module.)
  * - **Arriving messages** go to the MPI layer's matching (`host.matchPosted`) in the order each
  *   peer sent them (one connection per peer keeps that order); what matches no posted receive
  *   is queued there as unexpected (`host.queueUnexpected`) and comes back through `matched`
@@ -61,6 +61,7 @@ export class Transport {
      * @type {Map<Peer, Map<number, UnexpectedMessage>>}
      */
     this.unmatchedSync = new Map();
+    this.addedOnce = false;
     this.finalizing = false;
     this.messagesSent = 0;
     this.messagesReceived = 0;
@@ -69,17 +70,19 @@ export class Transport {
   // ---- set-up and shutdown ------------------------------------------------------------------
 
   /**
-   * Connects to the processes of MPI.init (`init` calls this once; the MPI layer does not call
-   * it again, as this MPI layer adds no processes after MPI.init).
+   * Connects to the processes of MPI.init. `init` calls this once; the MPI layer adds no
+   * processes after MPI.init today, and a second call could not take part in the job-wide
+   * address exchange anyway.
    * @param {Proc[]} procs
    */
   async addprocs(procs) {
-    if (this.peers.size > 0) {
+    if (this.addedOnce) {
       throw new MpiError(
         ErrorClass.ERR_OTHER,
         `rpi ${this.name}: processes can be added only once (in MPI.init)`,
       );
     }
+    this.addedOnce = true;
     await connectPeers(this.host, procs, {
       name: this.name,
       timeoutMs: this.settings.connectTimeout,
