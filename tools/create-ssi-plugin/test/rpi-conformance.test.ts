@@ -88,13 +88,14 @@ describe('the scaffolded rpi module, generated from the packed tarball', () => {
 
   it('carries the collectives suite on 4 ranks under mpirun', async () => {
     // Collectives put many messages in flight at once: what docs/writing-an-rpi-module.md tells
-    // an author to run after the conformance suite.
+    // an author to run after the conformance suite. Not bad-input: it checks the coll layer's
+    // argument errors, not the transport, and waits out collective timeouts (20 s).
+    const cases = COLLECTIVE_CASES.filter((c) => c !== 'bad-input');
     const args = ['-np', '4', '--ssi', 'ssi_base_module_path', dropIns, '--ssi', 'rpi', 'fab'];
-    args.push('--ssi', 'rpi_verbose', '10', collectivesProgram, ...COLLECTIVE_CASES);
+    args.push('--ssi', 'rpi_verbose', '10', collectivesProgram, ...cases);
     const r = await mpirun(args, { cwd: work, suffix: SUFFIX, timeoutMs: 240_000 });
     expect(r.code, r.all.split('\n').slice(-40).join('\n')).toBe(0);
-    for (const c of COLLECTIVE_CASES)
-      expect(r.stdout).toMatch(new RegExp(`^\\[0\\] case ${c} ok`, 'm'));
+    for (const c of cases) expect(r.stdout).toMatch(new RegExp(`^\\[0\\] case ${c} ok`, 'm'));
     for (let rank = 0; rank < 4; rank++) ranOverFab(r.all, rank, 3, 100);
   });
 });
