@@ -1,6 +1,6 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import {
   COLLECTIVE_CASES,
   CONFORMANCE_CASES,
@@ -26,20 +26,46 @@ const work = mkdtempSync(join(tmpdir(), 'ssi-scaffold-conformance-'));
 const dropIns = join(work, 'modules');
 const SUFFIX = `scaffold-conf-${process.pid}`;
 
+const hybridDropIns = join(work, 'hybrid-modules');
+
 beforeAll(() => {
-  scaffoldFromTarball(packScaffold(work), dropIns, [
-    './acme-rpi-fab',
-    '--type',
-    'rpi',
-    '--name',
-    'fab',
-  ]);
+  const args = ['./acme-rpi-fab', '--type', 'rpi', '--name', 'fab'];
+  scaffoldFromTarball(packScaffold(work), dropIns, args);
+  writeHybridModule(join(hybridDropIns, 'acme-rpi-hybrid'), join(dropIns, 'acme-rpi-fab'));
 });
 afterEach(() => {
   killLive();
   killAllJobs();
 });
 afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+/**
+ * The module of docs/writing-an-rpi-module.md's "Building on tcp", its index.js exactly as the
+ * guide writes it, beside the generated module's transport files.
+ */
+function writeHybridModule(dir: string, generated: string): void {
+  const guide = resolve(import.meta.dirname, '../../../docs/writing-an-rpi-module.md');
+  const text = readFileSync(guide, 'utf8');
+  const section = text.slice(text.indexOf('## Building on tcp'));
+  const code = /```js\n([\s\S]*?)```/.exec(section)?.[1];
+  if (!code) throw new Error(`no js code block under "## Building on tcp" in ${guide}`);
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'index.js'), code);
+  for (const f of ['frames.js', 'connections.js', 'transport.js']) {
+    cpSync(join(generated, f), join(dir, f));
+  }
+  const requires = [{ type: 'rpi', name: 'tcp', version: '1.0', package: '@ssi/rpi-tcp' }];
+  const module = { type: 'rpi', name: 'hybrid', typeApi: '2.0.0', entry: './index.js', requires };
+  writeFileSync(
+    join(dir, 'package.json'),
+    JSON.stringify({
+      name: 'acme-rpi-hybrid',
+      version: '0.1.0',
+      type: 'module',
+      ssi: { ssiApi: '1.0.0', modules: [module] },
+    }),
+  );
+}
 
 /** The lines of rank `rank`'s rpi_verbose output that say the suite ran over fab's sockets. */
 function ranOverFab(all: string, rank: number, peers: number, atLeast: number): void {
@@ -97,5 +123,33 @@ describe('the scaffolded rpi module, generated from the packed tarball', () => {
     expect(r.code, r.all.split('\n').slice(-40).join('\n')).toBe(0);
     for (const c of cases) expect(r.stdout).toMatch(new RegExp(`^\\[0\\] case ${c} ok`, 'm'));
     for (let rank = 0; rank < 4; rank++) ranOverFab(r.all, rank, 3, 100);
+  });
+
+  it("runs the guide's Building-on-tcp module: its transport within a node, tcp between", async () => {
+    const r = await launchJob({
+      np: 4,
+      nodes: ['127.0.0.2', '127.0.0.3'],
+      program: conformanceProgram,
+      args: conformanceCasesFor(4),
+      ssi: { rpi: 'hybrid', ssi_base_module_path: hybridDropIns, rpi_verbose: 10 },
+      timeoutMs: 240_000,
+      label: "conformance of the guide's hybrid rpi on two node addresses",
+    });
+    expect(r.ok, explainJob(r)).toBe(true);
+    for (let rank = 0; rank < 4; rank++) {
+      // One peer on its node through the generated transport, the two others through tcp.
+      expect(r.output).toMatch(
+        new RegExp(`^\\[${rank}!?\\] .*hybrid: rank ${rank} connected to 1 peers`, 'm'),
+      );
+      expect(r.output).toMatch(
+        new RegExp(
+          `^\\[${rank}!?\\] .*tcp: rank ${rank} will connect to its 2 peers on first use`,
+          'm',
+        ),
+      );
+    }
+    expect(r.output).toMatch(
+      /tcp: rank [01] to rank [23] over tcp|tcp: rank [23] to rank [01] over tcp/,
+    );
   });
 });
