@@ -1,10 +1,10 @@
 import { createHmac } from 'node:crypto';
 import net from 'node:net';
-import type { RpiHost } from '@ssi/mpi';
-import { Proc } from '@ssi/mpi';
+import type { Proc, RpiHost } from '@ssi/mpi';
 import { afterEach, describe, expect, it } from 'vitest';
 import { connectPeers, type Peer } from '../templates/rpi/connections.js';
 import { encodeFrame, Op } from '../templates/rpi/frames.js';
+import { job } from './fake-job';
 
 /**
  * The rpi template's connection set-up, with the processes of a job played by hosts in this one
@@ -12,7 +12,6 @@ import { encodeFrame, Op } from '../templates/rpi/frames.js';
  * once; a connection without the job's proof is dropped; a peer that never comes fails the
  * set-up naming it.
  */
-const SECRET = Buffer.from('0123456789abcdef0123456789abcdef');
 const sockets: net.Socket[] = [];
 const peers: Peer[] = [];
 
@@ -20,36 +19,6 @@ afterEach(() => {
   for (const s of sockets.splice(0)) s.destroy();
   for (const p of peers.splice(0)) p.socket.destroy();
 });
-
-/** `n` processes of one job; `onAllgather(rank, value)` sees each process's published value. */
-function job(n: number, onAllgather: (rank: number, value: unknown) => void = () => {}) {
-  const procs = Array.from(
-    { length: n },
-    (_, i) => new Proc({ node: 0, pid: 1000 + i, index: i, grank: i }, '127.0.0.1', 'here', i),
-  );
-  const values: unknown[] = [];
-  const waiting: ((all: unknown[]) => void)[] = [];
-  const hosts = procs.map(
-    (me, rank) =>
-      ({
-        myProc: me,
-        procs,
-        runtime: {
-          jobId: 'job-1',
-          secret: SECRET,
-          allgather: (value: unknown) =>
-            new Promise((resolve) => {
-              values[rank] = value;
-              onAllgather(rank, value);
-              waiting.push(resolve);
-              if (waiting.length === n) for (const w of waiting) w(values.slice());
-            }),
-        },
-        verbose: () => {},
-      }) as unknown as RpiHost,
-  );
-  return { procs, hosts };
-}
 
 /** Connects process `rank`; resolves with the peers it got, by world rank. */
 async function connect(hosts: RpiHost[], rank: number, timeoutMs = 10_000) {
