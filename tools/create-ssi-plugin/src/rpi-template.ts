@@ -99,6 +99,11 @@ ANY_SOURCE, probes, sends to self, truncation status — is the MPI layer's (\`@
   process list and accepts those after it. A dialer's first frame (HELLO) proves it knows the
   job's secret; any other connection is dropped. A peer missing after
   \`${p}_connect_timeout\` fails \`MPI.init\`, naming it.
+- **The envelope** in front of every payload: what matching needs (context id \`cid\`, the
+  sender's \`rank\` in the communicator, \`tag\`, data \`kind\`, sequence number \`seq\`; the
+  length is the frame's) and what the protocol needs: the frame's \`op\` (HELLO, MESSAGE, ACK,
+  CANCEL, CANCEL_REPLY), \`flags\` (SYNC, CANCELLED) and \`sendId\`, the sender's request id,
+  which acknowledgements and cancel answers echo.
 - **Sends** go out at once as one MESSAGE frame (envelope + a copy of the bytes). A standard
   send of up to \`${p}_short\` bytes is then complete. An \`ssend\`, and any longer send,
   completes when the receiver acknowledges (ACK) that a receive matched it.
