@@ -44,6 +44,7 @@ interface MpiTesting {
     ssi?: Record<string, string | number | boolean>;
     env?: Record<string, string>;
     nodes?: readonly string[];
+    bind?: 'core' | 'none';
     timeoutMs?: number;
     label?: string;
   }): Promise<{ ok: boolean; failure?: string; output: string; stdout: string[] }>;
@@ -80,6 +81,8 @@ export async function ssiRunner(
   env: Record<string, string> = {},
   /** Node addresses: ranks placed in blocks, one node per address (launchJob's `nodes`). */
   nodes?: readonly string[],
+  /** launchJob's `bind` (as mpirun's --bind-to; default none). */
+  bind?: 'core' | 'none',
 ): Promise<{ run: MpiRunner; info: Record<string, unknown> }> {
   const dist = mpiDist(root);
   const testing = (await import(pathToFileURL(dist.testing).href)) as MpiTesting;
@@ -93,6 +96,7 @@ export async function ssiRunner(
       ssi: { ...ssi },
       env: { SSI_BENCH_MPI_URL: pathToFileURL(dist.index).href, ...env },
       nodes,
+      bind,
       timeoutMs,
       label: `${program} (np ${np})`,
     });
@@ -102,7 +106,8 @@ export async function ssiRunner(
     }
     return r.stdout[0] ?? '';
   };
-  return { run, info: { program: file, mpi: dist.index, ssi, ...(nodes ? { nodes } : {}) } };
+  const where = { ...(nodes ? { nodes } : {}), ...(bind ? { bind } : {}) };
+  return { run, info: { program: file, mpi: dist.index, ssi, ...where } };
 }
 
 /**

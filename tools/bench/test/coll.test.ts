@@ -221,6 +221,16 @@ describe('coll benchmark: plan, driver output, tables', () => {
       '--allow-run-as-root --oversubscribe -np 8 --bind-to none --mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include lo',
     );
     expect(flags.join(' ')).not.toMatch(/coll/); // Open MPI's default collectives
+    // --bind core: Open MPI's own default binding (no --bind-to), as the ssi ranks get mpirun's
+    expect(ompiFlags(2, false, 'core').join(' ')).toBe(
+      '--allow-run-as-root --oversubscribe -np 2 --mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include lo',
+    );
+    expect(ompiFlags(2, true, 'none').join(' ')).toMatch(
+      /--bind-to none --mca pml ob1 --mca btl self,vader$/,
+    );
+    expect(planColl([]).bind).toBe('core');
+    expect(planColl(['--bind', 'none']).bind).toBe('none');
+    expect(() => planColl(['--bind', 'socket'])).toThrow(/--bind: core or none, got "socket"/);
   });
 
   it('tables: times in the unit of the table, ssi/ompi per row and per process count', () => {
