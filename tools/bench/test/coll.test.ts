@@ -127,16 +127,20 @@ describe('coll benchmark: plan, driver output, tables', () => {
     expect(warmupCalls(op('alltoall'), 5, false)).toBe(2);
   });
 
-  it('driver arguments: kind, bytes, calls and warm-up calls per point', () => {
+  it('driver arguments: kind, bytes, calls, warm-up calls and (latency ops) warm-up ms per point', () => {
     const p = planColl(['--np', '4']);
     expect(driverArgs(1, p.points.get(4)!)).toEqual([
       '1',
-      'barrier:0:500:4000',
+      'barrier:0:500:4000:500',
       `bcast:${4 * MiB}:32:8`,
-      'allreduce:8:500:4000',
+      'allreduce:8:500:4000:500',
       `allreduce:${4 * MiB}:16:4`,
       `alltoall:${MiB}:16:4`,
     ]);
+    // --quick: no time floor
+    expect(driverArgs(1, planColl(['--np', '4', '--quick']).points.get(4)!)[1]).toBe(
+      'barrier:0:50:400',
+    );
   });
 
   it('parses driver lines: COLL lines only, malformed ones refused', () => {

@@ -38,7 +38,8 @@ Time per call = the slowest rank's mean over a timed pass (IMB's t_max); the tab
 over the repetitions and ssi/ompi (<module>/ompi with several modules) = ratio of the medians
 (< 1: @ssi/mpi is faster).
 Every driver run first makes unrecorded calls of each operation (4000 for barrier and allreduce8,
-for the JIT of fresh Node processes; a quarter of a pass for the large ones), in both columns.
+for the JIT of fresh Node processes; a quarter of a pass for the large ones), in both columns;
+the Node driver's warm-up of a latency operation also lasts at least 500 ms (not with --quick).
 Repetitions are interleaved: round r runs every column once for every process count.
 More processes than CPUs oversubscribe the machine (8 on 2 CPUs): both columns alike; nothing
 is bound then.
@@ -324,11 +325,24 @@ export function warmupCalls(op: CollOp, iters: number, quick: boolean): number {
   return Math.max(2, Math.ceil(iters / 4));
 }
 
+/**
+ * The latency operations' warm-up also lasts at least this long in the Node driver: V8 optimizes
+ * after time as well as calls, and on a loaded machine the compiler thread gets little of it (2
+ * bound ranks, load 24: a barrier took 100-200 us over the first 1500 calls, 25 us at 3500 and
+ * settled at 7 us after 5500 calls, 330 ms; 50-100 us for good with --no-opt). The C driver
+ * ignores it (no JIT).
+ */
+export function warmupMs(op: CollOp, quick: boolean): number {
+  return op.unit === 'us' && !quick ? 500 : 0;
+}
+
 /** One operation at one process count. */
 export interface CollPoint {
   op: CollOp;
   iters: number;
   warmup: number;
+  /** Least warm-up time of the Node driver, ms (`warmupMs`). */
+  warmupMs?: number;
 }
 
 export interface CollPlan {
@@ -403,16 +417,21 @@ export function planColl(args: string[]): CollPlan {
       np,
       ops.map((op) => {
         const iters = iterations(op, np, quick);
-        return { op, iters, warmup: warmupCalls(op, iters, quick) };
+        return { op, iters, warmup: warmupCalls(op, iters, quick), warmupMs: warmupMs(op, quick) };
       }),
     ]),
   );
   return { rpi, nodes, reps, quick, nps, ops, columns, points, bind };
 }
 
-/** The arguments both drivers take: `<reps> <kind>:<bytes>:<iters>:<warmup>...`. */
+/**
+ * The arguments both drivers take: `<reps> <kind>:<bytes>:<iters>:<warmup>[:<warmup ms>]...`
+ * (the C driver reads the first four fields).
+ */
 export function driverArgs(reps: number, points: readonly CollPoint[]): string[] {
-  return [String(reps), ...points.map((p) => `${p.op.kind}:${p.op.bytes}:${p.iters}:${p.warmup}`)];
+  const point = (p: CollPoint) =>
+    `${p.op.kind}:${p.op.bytes}:${p.iters}:${p.warmup}${p.warmupMs ? `:${p.warmupMs}` : ''}`;
+  return [String(reps), ...points.map(point)];
 }
 
 /**
