@@ -47,7 +47,13 @@ interface MpiTesting {
     bind?: 'core' | 'none';
     timeoutMs?: number;
     label?: string;
-  }): Promise<{ ok: boolean; failure?: string; output: string; stdout: string[] }>;
+  }): Promise<{
+    ok: boolean;
+    failure?: string;
+    output: string;
+    stdout: string[];
+    bindings?: { cpus?: string; reason: string }[];
+  }>;
   killAllJobs(): void;
 }
 
@@ -88,6 +94,8 @@ export async function ssiRunner(
   const testing = (await import(pathToFileURL(dist.testing).href)) as MpiTesting;
   killMpiJobs = () => testing.killAllJobs();
   const file = join(root, 'programs', program);
+  // What the ranks got, per process count (filled as jobs run; the JSON is written after).
+  const bindingSeen = new Set<string>();
   const run: MpiRunner = async (np, args, timeoutMs) => {
     const r = await testing.launchJob({
       np,
@@ -104,10 +112,24 @@ export async function ssiRunner(
       testing.killAllJobs(); // launchJob has killed them already; no rank may outlive the run
       throw new Error(`${r.failure}\n${r.output.split('\n').slice(-30).join('\n')}`);
     }
+    if (r.bindings) bindingSeen.add(describeBindings(np, r.bindings));
     return r.stdout[0] ?? '';
   };
   const where = { ...(nodes ? { nodes } : {}), ...(bind ? { bind } : {}) };
-  return { run, info: { program: file, mpi: dist.index, ssi, ...where } };
+  const info: Record<string, unknown> = { program: file, mpi: dist.index, ssi, ...where };
+  if (bind)
+    Object.defineProperty(info, 'bindings', { get: () => [...bindingSeen], enumerable: true });
+  return { run, info };
+}
+
+/** One line per job: `np 2: CPU 0, 1` or `np 4: not bound: oversubscribed (...)`. */
+function describeBindings(
+  np: number,
+  bindings: readonly { cpus?: string; reason: string }[],
+): string {
+  const cpus = bindings.map((b) => b.cpus);
+  if (cpus.every((c) => c !== undefined)) return `np ${np}: CPU ${cpus.join(', ')}`;
+  return `np ${np}: ${bindings.find((b) => b.cpus === undefined)?.reason ?? 'not bound'}`;
 }
 
 /**

@@ -725,6 +725,10 @@ export const collCommand: BenchCommand = {
           'ob1, tcp BTL on lo, default collectives)' +
           `\n(binding: ${plan.bind === 'core' ? "each launcher's default: ssi a CPU each where the ranks fit on free CPUs (else none), Open MPI core at np <= 2 (none when oversubscribed)" : 'none in both columns (Open MPI --bind-to none)'})`,
       );
+      const got = new Set(
+        columns.flatMap((c) => ((info[c] as { bindings?: string[] })?.bindings ?? []) as string[]),
+      );
+      if (got.size > 0) console.log(`(ssi ranks got: ${[...got].join('; ')})`);
       const us = rows.filter((r) => r.op.unit === 'us');
       const ms = rows.filter((r) => r.op.unit === 'ms');
       if (us.length > 0) {
