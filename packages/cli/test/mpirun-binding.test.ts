@@ -1,7 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { killAllJobs, launchJob } from '@ssi/mpi/testing';
+import { afterEach, describe, expect, it } from 'vitest';
 import { runCli } from '../src/testing';
+
+afterEach(() => killAllJobs());
 
 /**
  * mpirun's rank binding with real processes: each rank prints its Cpus_allowed_list, and what
@@ -90,5 +93,30 @@ describe('mpirun --bind-to', () => {
     expect(none.stdout).toMatch(/Rank binding: none \(lam_bind_to, command line\)/);
     const params = await runCli('laminfo', ['--param', 'all', 'all'], env, { cwd: fixtures });
     expect(params.stdout).toMatch(/lam_bind_to/);
+  });
+
+  it("launchJob's bind places ranks as mpirun's lamd does, and reports it", async () => {
+    const r = await launchJob({
+      np: 2,
+      program: resolve(fixtures, 'affinity-mpi.mjs'),
+      ssi: { rpi: 'tcp' },
+      bind: 'core',
+      timeoutMs: 60_000,
+    });
+    expect(r.ok, r.failure).toBe(true);
+    expect(r.bindings).toHaveLength(2);
+    for (let rank = 0; rank < 2; rank++) {
+      const got = /affinity rank=\d+ cpus=(\S+)/.exec(r.stdout[rank]!)?.[1];
+      const b = r.bindings![rank]!;
+      expect(got, `rank ${rank}: ${b.reason}`).toBe(b.cpus ?? mine);
+    }
+    const unbound = await launchJob({
+      np: 1,
+      program: resolve(fixtures, 'affinity-mpi.mjs'),
+      ssi: { rpi: 'tcp' },
+      timeoutMs: 60_000,
+    });
+    expect(unbound.bindings).toBeUndefined();
+    expect(unbound.stdout[0]).toContain(`cpus=${mine}`);
   });
 });
