@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { FRAMEWORKS, isFrameworkType, parseVersion, SsiError } from '@ssi/core';
 import type { PluginSpec } from './plugin-files';
-import { moduleSource, packageJson, readme } from './plugin-files';
+import { extraFiles, moduleSource, packageJson, readme } from './plugin-files';
 
 export interface CreateOptions {
   dir: string;
@@ -24,6 +24,7 @@ export function createPlugin(options: CreateOptions): { dir: string; spec: Plugi
   writeFileSync(join(dir, 'package.json'), packageJson(spec));
   writeFileSync(join(dir, 'index.js'), moduleSource(spec));
   writeFileSync(join(dir, 'README.md'), readme(spec));
+  for (const [file, text] of Object.entries(extraFiles(spec))) writeFileSync(join(dir, file), text);
   return { dir, spec };
 }
 

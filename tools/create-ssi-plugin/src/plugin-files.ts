@@ -1,6 +1,13 @@
 import { FRAMEWORKS, type FrameworkType } from '@ssi/core';
 import { collHelpers, collMembers } from './coll-template';
-import { RPI_TEMPLATE_REQUIRES, rpiMembers } from './rpi-template';
+import {
+  RPI_TEMPLATE_FILES,
+  rpiImports,
+  rpiMembers,
+  rpiParams,
+  rpiReadme,
+  rpiTemplateFile,
+} from './rpi-template';
 
 export interface PluginSpec {
   type: FrameworkType;
@@ -27,10 +34,14 @@ export function packageJson(spec: PluginSpec): string {
     description: spec.description,
     type: 'module',
     exports: { '.': './index.js', './package.json': './package.json' },
-    files: ['index.js', 'README.md'],
+    files: ['index.js', ...(spec.type === 'rpi' ? RPI_TEMPLATE_FILES : []), 'README.md'],
     keywords: ['ssi-module', `ssi-${spec.type}`],
     engines: { node: '>=20' },
-    peerDependencies: { '@ssi/core': '^1.0.0' },
+    peerDependencies: {
+      '@ssi/core': '^1.0.0',
+      // An rpi module uses @ssi/mpi's request, matching and error types.
+      ...(spec.type === 'rpi' ? { '@ssi/mpi': '^1.0.0' } : {}),
+    },
     ssi: {
       ssiApi: '1.0.0',
       modules: [
@@ -39,7 +50,6 @@ export function packageJson(spec: PluginSpec): string {
           name: spec.name,
           typeApi: spec.typeApi,
           entry: './index.js',
-          ...(spec.type === 'rpi' ? { requires: RPI_TEMPLATE_REQUIRES } : {}),
         },
       ],
     },
@@ -54,7 +64,7 @@ export function moduleSource(spec: PluginSpec): string {
  * running this file; the code runs only when a framework opens the module.
  * The ${spec.type} interface is defined by ${WHERE_THE_INTERFACE_LIVES[spec.type]}.
  */
-${spec.type === 'coll' ? collHelpers() : ''}
+${spec.type === 'coll' ? collHelpers() : ''}${spec.type === 'rpi' ? rpiImports() : ''}
 /** @type {import('@ssi/core').SsiModule & Record<string, unknown>} */
 const module = {
   ssiApi: '1.0.0',
@@ -65,16 +75,9 @@ const module = {
 
   // Parameters are named ${spec.type}_${spec.name}_<param>: set them with
   // --ssi ${spec.type}_${spec.name}_<param> value, LAM_MPI_SSI_${spec.type}_${spec.name}_<param>, or a parameter file.
-  params: {
-    priority: { type: 'int', default: 10, help: 'Selection priority of ${spec.name} (0-100)' },
-    example: { type: 'string', default: 'hello', help: 'An example parameter; replace it with your own' },
-  },
+  ${spec.type === 'rpi' ? rpiParams(spec) : exampleParams(spec)}
 
-  /** Runs once per process. Return false or a reason string when this module cannot run here. */
-  open(ctx) {
-    ctx.verbose(10, \`opened with example=\${ctx.param('example')}\`);
-    return true;
-  },
+${openMember(spec)}
 ${spec.type === 'coll' ? collMembers(spec) : ''}${spec.type === 'rpi' ? rpiMembers(spec) : ''}
   /** Runs once, last. Free what open allocated. */
   close() {},
@@ -82,6 +85,31 @@ ${spec.type === 'coll' ? collMembers(spec) : ''}${spec.type === 'rpi' ? rpiMembe
 
 export default module;
 `;
+}
+
+function openMember(spec: PluginSpec): string {
+  const what =
+    '  /** Runs once per process. Return false or a reason string when this module cannot run here. */';
+  if (spec.type === 'rpi') return `${what}\n  open() {\n    return true;\n  },`;
+  return `${what}
+  open(ctx) {
+    ctx.verbose(10, \`opened with example=\${ctx.param('example')}\`);
+    return true;
+  },`;
+}
+
+/** The parameters of every template but rpi's: a priority and an example to replace. */
+function exampleParams(spec: PluginSpec): string {
+  return `params: {
+    priority: { type: 'int', default: 10, help: 'Selection priority of ${spec.name} (0-100)' },
+    example: { type: 'string', default: 'hello', help: 'An example parameter; replace it with your own' },
+  },`;
+}
+
+/** The template's other files, by name (the rpi template's protocol files). */
+export function extraFiles(spec: PluginSpec): Record<string, string> {
+  if (spec.type !== 'rpi') return {};
+  return Object.fromEntries(RPI_TEMPLATE_FILES.map((f) => [f, rpiTemplateFile(f)]));
 }
 
 export function readme(spec: PluginSpec): string {
@@ -100,7 +128,11 @@ Installed next to \`@ssi/cli\` (or dropped into a directory on \`SSI_MODULE_PATH
 name: \`laminfo --param ${spec.type} ${spec.name}\` lists it and its parameters, and
 \`--ssi ${selector} ${spec.name}\` selects it.
 
-## Parameters
+${spec.type === 'rpi' ? rpiReadme(spec) : exampleReadme(spec)}`;
+}
+
+function exampleReadme(spec: PluginSpec): string {
+  return `## Parameters
 
 | name | type | default | meaning |
 |---|---|---|---|

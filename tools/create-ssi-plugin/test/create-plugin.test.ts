@@ -38,6 +38,37 @@ describe('create-ssi-plugin', () => {
     );
   });
 
+  it('writes an rpi package with its transport files, @ssi/mpi as a peer, and no tcp to require', () => {
+    const dir = join(temp(), 'r');
+    createPlugin({ dir, type: 'rpi', name: 'fab' });
+    const json = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+    expect(json.files).toEqual([
+      'index.js',
+      'frames.js',
+      'connections.js',
+      'transport.js',
+      'README.md',
+    ]);
+    expect(json.peerDependencies).toEqual({ '@ssi/core': '^1.0.0', '@ssi/mpi': '^1.0.0' });
+    expect(json.ssi.modules[0].requires).toBeUndefined();
+    // The protocol files are the template's, as they are; index.js names the module.
+    const template = join(import.meta.dirname, '..', 'templates', 'rpi');
+    for (const f of ['frames.js', 'connections.js', 'transport.js']) {
+      expect(readFileSync(join(dir, f), 'utf8')).toBe(readFileSync(join(template, f), 'utf8'));
+    }
+    const index = readFileSync(join(dir, 'index.js'), 'utf8');
+    expect(index).toContain("new Transport('fab', host,");
+    expect(index).not.toContain('openModule');
+    const readme = readFileSync(join(dir, 'README.md'), 'utf8');
+    for (const p of [
+      'priority` | int | 10',
+      'short` | int | 65536',
+      'connect_timeout` | int | 30000',
+    ]) {
+      expect(readme).toContain(`\`rpi_fab_${p}`);
+    }
+  });
+
   it('refuses an unknown type, a bad name, a bad version and a non-empty directory', () => {
     const base = temp();
     expect(() => createPlugin({ dir: join(base, 'a'), type: 'gpu', name: 'x' })).toThrow(

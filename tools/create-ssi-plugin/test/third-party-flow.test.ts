@@ -129,16 +129,12 @@ describe('a third-party plugin', () => {
       ),
     );
 
-    const params = laminfo(
-      project,
-      ['--param', 'rpi', 'foo', '--ssi', 'rpi_foo_example', 'world'],
-      {
-        LAM_MPI_SSI_rpi_foo_priority: '42',
-      },
-    );
+    const params = laminfo(project, ['--param', 'rpi', 'foo', '--ssi', 'rpi_foo_short', '4096'], {
+      LAM_MPI_SSI_rpi_foo_priority: '42',
+    });
     expect(params.code).toBe(0);
     expect(params.stdout).toContain(
-      'parameter "rpi_foo_example" (string, default: "hello", value: "world", source: command line, --ssi)',
+      'parameter "rpi_foo_short" (int, default: "65536", value: "4096", source: command line, --ssi)',
     );
     expect(params.stdout).toContain(
       'parameter "rpi_foo_priority" (int, default: "10", value: "42", source: environment, LAM_MPI_SSI_rpi_foo_priority)',
@@ -169,7 +165,7 @@ describe('a third-party plugin', () => {
     expect(list.code).toBe(0);
     expect(list.stdout).toMatch(
       new RegExp(
-        `SSI rpi: bar .*\\n\\s+requires rpi module tcp 1\\.x .*\\n\\s+UNUSABLE: rpi module "bar" acme-rpi-bar@0\\.1\\.0 \\(node_modules: .*\\) is written for rpi API ${re(NEXT_RPI_MAJOR)}, this @ssi/core provides ${re(FRAMEWORKS.rpi.api)}`,
+        `SSI rpi: bar .*\\n\\s+UNUSABLE: rpi module "bar" acme-rpi-bar@0\\.1\\.0 \\(node_modules: .*\\) is written for rpi API ${re(NEXT_RPI_MAJOR)}, this @ssi/core provides ${re(FRAMEWORKS.rpi.api)}`,
       ),
     );
 
