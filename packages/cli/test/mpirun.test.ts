@@ -157,6 +157,28 @@ describe('mpirun on the embedded default (no universe running)', () => {
     expect(secret.stdout).toContain('[0] env SSI_JOB_SECRET=(unset)');
   });
 
+  it('starts ranks without NODE_EXTRA_CA_CERTS and puts it back at MPI.init (unless told not to)', async () => {
+    // A file Node cannot load: a rank whose Node start reads it warns "Ignoring extra certs"
+    // (prefixed with its rank; mpirun's own start warns too, unprefixed).
+    const certs = join(work, 'no-such-ca-bundle.pem');
+    const env = { NODE_EXTRA_CA_CERTS: certs };
+    const deferred = await mpirun(['-np', '2', 'ca-certs.mjs'], env);
+    expect(deferred.code, deferred.stderr).toBe(0);
+    for (const rank of [0, 1]) {
+      expect(deferred.stdout).toContain(`[${rank}] ca-certs start= init=${certs} left=(unset)`);
+    }
+    expect(deferred.stderr).not.toMatch(/\[\d\] Warning: Ignoring extra certs/);
+    for (const keep of [
+      ['--ssi', 'mpi_base_defer_ca_certs', '0'],
+      ['-x', 'NODE_EXTRA_CA_CERTS'],
+    ]) {
+      const r = await mpirun([...keep, '-np', '1', 'ca-certs.mjs'], env);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toContain(`[0] ca-certs start=${certs} init=${certs} left=(unset)`);
+      expect(r.stderr).toContain(`[0] Warning: Ignoring extra certs from \`${certs}\``);
+    }
+  });
+
   it('runs an application schema: several programs in one MPI_COMM_WORLD', async () => {
     const schema = join(work, 'app.schema');
     writeFileSync(schema, `# two parts, one world\n-np 2 ${job} ring\n-np 1 ${job} ring\n`);

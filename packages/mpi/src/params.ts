@@ -37,6 +37,11 @@ export const MPI_BASE_PARAMS = {
     default: true,
     help: 'An unhandled rejection or uncaught exception in a rank aborts the whole job (instead of leaving the other ranks waiting)',
   },
+  mpi_base_defer_ca_certs: {
+    type: 'boolean',
+    default: true,
+    help: "mpirun: ranks start with NODE_EXTRA_CA_CERTS empty (Node 20 parses that file at every process start, ~40 ms of CPU per rank for a system bundle) and MPI.init puts mpirun's value back in process.env (for the processes a rank starts); the rank's own TLS connections do not trust those certificates. 0, or -x NODE_EXTRA_CA_CERTS: ranks start with it",
+  },
   crmpi_base_safepoint_ms: {
     type: 'int',
     default: 20,

@@ -1,4 +1,4 @@
-import { discoveryHandoverEnv, type JobRecord } from '@ssi/mpi';
+import { deferredCaCertsEnv, discoveryHandoverEnv, type JobRecord } from '@ssi/mpi';
 import { createCliContext, reportProblems } from '../cli-context';
 import { readAppSchema } from '../mpirun/app-schema';
 import { type JobPart, parseMpirunArgs, parsePart, programStart, USAGE } from '../mpirun/args';
@@ -59,7 +59,14 @@ export async function main(argv: string[]): Promise<number> {
       record: recordOf(placements, ssiEnv),
       job: { ssiEnv, noWait, prefix, verbose, say },
       // Module discovery once per job: the ranks read only the module packages mpirun found.
-      rankEnv: { ...forwardedEnv(ctx.params), ...discoveryHandoverEnv(rankSearchFrom(parts)) },
+      rankEnv: {
+        ...forwardedEnv(ctx.params),
+        ...discoveryHandoverEnv(rankSearchFrom(parts)),
+        ...deferredCaCertsEnv(
+          ctx.params,
+          parts.flatMap((p) => p.exports),
+        ),
+      },
       restart: restart && {
         seriesDir: restart.seriesDir,
         series: restart.manifest.series,
