@@ -179,6 +179,24 @@ describe('mpirun on the embedded default (no universe running)', () => {
     }
   });
 
+  it('starts JavaScript ranks from a start-up snapshot with mpi_base_startup_snapshot 1', async () => {
+    const cache = join(work, 'code-cache');
+    const args = ['--ssi', 'mpi_base_startup_snapshot', '1', '-np', '3', 'snapshot-probe.mjs'];
+    for (const round of ['built', 'reused']) {
+      const r = await mpirun(args, { SSI_CODE_CACHE: cache });
+      expect(r.code, `${round}: ${r.stderr}`).toBe(0);
+      for (const rank of [0, 1, 2]) {
+        expect(r.stdout).toContain(`[${rank}] snapshot blob=true mpi=true rpi=true sum=3`);
+      }
+      expect(readdirSync(cache).filter((f) => f.endsWith('.blob'))).toHaveLength(1);
+    }
+    // No code cache may be kept (SSI_CODE_CACHE off): no snapshot either, and no complaint.
+    const off = await mpirun(args, { SSI_CODE_CACHE: 'off' });
+    expect(off.code, off.stderr).toBe(0);
+    expect(off.stdout).toContain('[0] snapshot blob=false mpi=false rpi=false sum=3');
+    expect(off.stderr).not.toContain('snapshot');
+  });
+
   it('runs an application schema: several programs in one MPI_COMM_WORLD', async () => {
     const schema = join(work, 'app.schema');
     writeFileSync(schema, `# two parts, one world\n-np 2 ${job} ring\n-np 1 ${job} ring\n`);

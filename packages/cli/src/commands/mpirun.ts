@@ -5,10 +5,11 @@ import { type JobPart, parseMpirunArgs, parsePart, programStart, USAGE } from '.
 import { forwardedEnv } from '../mpirun/forwarded-env';
 import { newJobId } from '../mpirun/job';
 import { type Placement, placeJob } from '../mpirun/placement';
-import { commandFor, compileTsPrograms } from '../mpirun/program-command';
+import { commandFor, compileTsPrograms, setRankNodeArgs } from '../mpirun/program-command';
 import { rankSearchFrom } from '../mpirun/rank-search';
 import { runRecoverable } from '../mpirun/recovery';
 import { inheritedSsiArgs, type RestartJob, readRestart, restartParts } from '../mpirun/restart';
+import { startupSnapshotArgs } from '../mpirun/startup-snapshot';
 import { openUniverse } from '../mpirun/universe';
 import { UsageError } from '../run-command';
 import { checkSettings } from '../settings-check';
@@ -32,6 +33,7 @@ export async function main(argv: string[]): Promise<number> {
   reportProblems(ctx);
   await checkSettings(ctx, (line) => say(`mpirun: ${line}`)); // typos and bad values: once, first
   for (const part of parts) commandFor(part.argv, process.cwd()); // a missing program fails here
+  setRankNodeArgs(startupSnapshotArgs(ctx, (line) => say(`mpirun: ${line}`)));
   const tsNotes = await compileTsPrograms(
     parts.map((p) => p.argv),
     process.cwd(),

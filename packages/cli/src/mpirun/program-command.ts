@@ -12,6 +12,13 @@ function tsxLoader(): string {
   return import.meta.resolve('tsx');
 }
 
+/** Node options of every JavaScript rank (a start-up snapshot: see startup-snapshot.ts). */
+let rankNodeArgs: readonly string[] = [];
+
+export function setRankNodeArgs(args: readonly string[]): void {
+  rankNodeArgs = args;
+}
+
 /** TypeScript entries of this mpirun compiled by `compileTsPrograms`, by absolute path. */
 const compiled = new Map<string, TsEntry>();
 
@@ -55,9 +62,11 @@ export function commandFor(argv: readonly string[], cwd: string): string[] {
       1,
     );
   }
-  if (JS.test(program)) return [process.execPath, file, ...args];
+  if (JS.test(program)) return [process.execPath, ...rankNodeArgs, file, ...args];
   const js = compiled.get(path);
-  if (js && 'file' in js) return [process.execPath, '--enable-source-maps', js.file, ...args];
+  if (js && 'file' in js) {
+    return [process.execPath, ...rankNodeArgs, '--enable-source-maps', js.file, ...args];
+  }
   if (TS.test(program)) {
     // Not compiled for the job (see compileTsPrograms): tsx in every rank, as an ES module where
     // CommonJS cannot run it (top-level await outside a "type": "module" package).
