@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import {
   chmodSync,
   existsSync,
@@ -58,7 +59,8 @@ function startupSnapshot(ctx: SsiContext): string | undefined {
   const loaderFile = join(dirname(builder), 'bundle-loader.cjs');
   const identity = [process.version, process.arch, fileIdentity(builder), fileIdentity(loaderFile)];
   for (const p of packages) identity.push(p.name, fileIdentity(join(p.dist, BUNDLE)));
-  const blob = join(dir, `startup-${fnv1a(identity.join('|'))}.blob`);
+  const name = createHash('sha256').update(identity.join('|')).digest('hex').slice(0, 16);
+  const blob = join(dir, `startup-${name}.blob`);
   if (existsSync(blob)) return blob;
   build(blob, builder, packages);
   for (const name of readdirSync(dir)) {
@@ -131,14 +133,4 @@ function bundledPackages(roots: readonly string[]): BundledPackage[] {
 function fileIdentity(file: string): string {
   const st = statSync(file);
   return `${file}:${st.size}:${st.mtimeMs}`;
-}
-
-/** FNV-1a of a string, as 8 hex digits (names the snapshot file). */
-function fnv1a(text: string): string {
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) {
-    hash ^= text.charCodeAt(i);
-    hash = Math.imul(hash, 0x01000193);
-  }
-  return (hash >>> 0).toString(16).padStart(8, '0');
 }
