@@ -164,6 +164,16 @@ describe.skipIf(!available.ok)(
       expect(nodes(some.stdout)).toEqual([0, 1, 0, 1]);
     });
 
+    it("a start-up snapshot starts only mpirun's node's ranks (other nodes may not have the file)", () => {
+      const probe = resolve(import.meta.dirname, 'fixtures/snapshot-probe.mjs');
+      const r = run('mpirun', ['--ssi', 'mpi_base_startup_snapshot', '1', 'N', probe]);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toContain('[0] snapshot blob=true mpi=true rpi=true sum=6');
+      for (const rank of [1, 2, 3]) {
+        expect(r.stdout).toContain(`[${rank}] snapshot blob=false mpi=false rpi=false sum=6`);
+      }
+    });
+
     it('passes the conformance suite with 5 ranks spread over the four nodes', () => {
       const r = run('mpirun', [
         '-np',

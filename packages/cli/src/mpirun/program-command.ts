@@ -12,7 +12,10 @@ function tsxLoader(): string {
   return import.meta.resolve('tsx');
 }
 
-/** Node options of every JavaScript rank (a start-up snapshot: see startup-snapshot.ts). */
+/**
+ * Node options of JavaScript ranks on mpirun's own node (a start-up snapshot: see
+ * startup-snapshot.ts; a file of this node, which another node may not have).
+ */
 let rankNodeArgs: readonly string[] = [];
 
 export function setRankNodeArgs(args: readonly string[]): void {
@@ -51,7 +54,8 @@ export async function compileTsPrograms(
  * the node's PATH. Program files are made absolute (relative to mpirun's directory) so -wd does
  * not change which file runs.
  */
-export function commandFor(argv: readonly string[], cwd: string): string[] {
+export function commandFor(argv: readonly string[], cwd: string, onThisNode = true): string[] {
+  const nodeArgs = onThisNode ? rankNodeArgs : [];
   const [program, ...args] = argv as [string, ...string[]];
   const path = isAbsolute(program) ? program : resolve(cwd, program);
   const found = existsSync(path);
@@ -62,10 +66,10 @@ export function commandFor(argv: readonly string[], cwd: string): string[] {
       1,
     );
   }
-  if (JS.test(program)) return [process.execPath, ...rankNodeArgs, file, ...args];
+  if (JS.test(program)) return [process.execPath, ...nodeArgs, file, ...args];
   const js = compiled.get(path);
   if (js && 'file' in js) {
-    return [process.execPath, ...rankNodeArgs, '--enable-source-maps', js.file, ...args];
+    return [process.execPath, ...nodeArgs, '--enable-source-maps', js.file, ...args];
   }
   if (TS.test(program)) {
     // Not compiled for the job (see compileTsPrograms): tsx in every rank, as an ES module where
