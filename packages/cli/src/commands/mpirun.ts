@@ -33,7 +33,6 @@ export async function main(argv: string[]): Promise<number> {
   reportProblems(ctx);
   await checkSettings(ctx, (line) => say(`mpirun: ${line}`)); // typos and bad values: once, first
   for (const part of parts) commandFor(part.argv, process.cwd()); // a missing program fails here
-  setRankNodeArgs(startupSnapshotArgs(ctx, (line) => say(`mpirun: ${line}`)));
   const tsNotes = await compileTsPrograms(
     parts.map((p) => p.argv),
     process.cwd(),
@@ -44,6 +43,12 @@ export async function main(argv: string[]): Promise<number> {
     // A private universe ends with mpirun, and so would a job that outlives it.
     embeddedRefusal: noWait ? '-nw needs a running universe: run lamboot first' : undefined,
   });
+  // The ranks of a private universe have mpirun's environment, so the NODE_OPTIONS (V8 flags)
+  // the snapshot is built with: a snapshot of other flags would not start.
+  const exportsNodeOptions = parts.some((p) => p.exports.some((x) => /^NODE_OPTIONS(=|$)/.test(x)));
+  if (universe.embedded && !exportsNodeOptions) {
+    setRankNodeArgs(startupSnapshotArgs(ctx, (line) => say(`mpirun: ${line}`)));
+  }
   try {
     const placements = placeJob(parts, await universe.client.universe());
     if (restart && placements.length !== restart.manifest.size) {

@@ -19,8 +19,10 @@ import type { SsiContext } from '@ssi/core';
  * the installed rpi and coll modules are loaded and have run, so that a rank started with
  * `--snapshot-blob` does not read, compile or run them (`@ssi/core/startup-snapshot`). Built by
  * the first mpirun that needs it (~0.4 s, once), kept beside the bundles' code caches and named
- * after what it holds (Node's version, each bundle's path, size and mtime), so a rebuild or another
- * Node makes a new one. Third-party modules without a bundle load as before.
+ * after what it holds (Node's binary and version, NODE_OPTIONS, each bundle's path, size and
+ * mtime), so a rebuild or another Node makes a new one. Only for mpirun's private universe (its
+ * ranks have mpirun's environment, so the V8 flags the snapshot was built with) and for ranks on
+ * mpirun's own node. Third-party modules without a bundle load as before.
  */
 const BUNDLE = 'ssi-bundle.cjs';
 const DOOR = 'ssi-load.cjs';
@@ -57,18 +59,39 @@ function startupSnapshot(ctx: SsiContext): string | undefined {
   if (!dir) return undefined;
   const builder = require.resolve('@ssi/core/startup-snapshot');
   const loaderFile = join(dirname(builder), 'bundle-loader.cjs');
-  const identity = [process.version, process.arch, fileIdentity(builder), fileIdentity(loaderFile)];
+  // Node refuses a snapshot of other V8 flags (exit 14): NODE_OPTIONS is part of its name.
+  const identity = [
+    process.version,
+    process.arch,
+    fileIdentity(process.execPath),
+    `NODE_OPTIONS=${process.env.NODE_OPTIONS ?? ''}`,
+    fileIdentity(builder),
+    fileIdentity(loaderFile),
+  ];
   for (const p of packages) identity.push(p.name, fileIdentity(join(p.dist, BUNDLE)));
   const name = createHash('sha256').update(identity.join('|')).digest('hex').slice(0, 16);
   const blob = join(dir, `startup-${name}.blob`);
   if (existsSync(blob)) return blob;
   build(blob, builder, packages);
+  removeStaleSnapshots(dir, blob);
+  return blob;
+}
+
+/**
+ * Snapshots of earlier builds go once they are an hour old (not at once: a job that named one
+ * just before the rebuild may still be starting ranks with it, and every NODE_OPTIONS has its own).
+ */
+function removeStaleSnapshots(dir: string, keep: string): void {
+  const hourAgo = Date.now() - 3_600_000;
   for (const name of readdirSync(dir)) {
-    if (name.startsWith('startup-') && name.endsWith('.blob') && join(dir, name) !== blob) {
-      rmSync(join(dir, name), { force: true });
+    const file = join(dir, name);
+    if (!name.startsWith('startup-') || !name.endsWith('.blob') || file === keep) continue;
+    try {
+      if (statSync(file).mtimeMs < hourAgo) rmSync(file, { force: true });
+    } catch {
+      // gone already (another mpirun cleaned up)
     }
   }
-  return blob;
 }
 
 function build(blob: string, builder: string, packages: BundledPackage[]): void {
