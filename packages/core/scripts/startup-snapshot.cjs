@@ -7,7 +7,8 @@
 // those packages (dependencies first) are loaded and have run; `node --snapshot-blob <blob>
 // program.mjs args` then starts with them in its heap and runs `program.mjs` as `node
 // program.mjs args` would. A rank so started skips reading, compiling and running the bundles
-// (measured ~12 ms of CPU per rank of an np 32 job on two CPUs). Nothing of the bundles' top
+// (measured ~15 ms of CPU per rank at np 16-32 on two CPUs, none at np 64:
+// docs/architecture.md). Nothing of the bundles' top
 // level reads per-process state (environment, pid, host, clocks), which the snapshot would keep
 // from the build: the test of the snapshot checks that. Plain CommonJS, not built.
 'use strict';
