@@ -157,6 +157,46 @@ describe('mpirun on the embedded default (no universe running)', () => {
     expect(secret.stdout).toContain('[0] env SSI_JOB_SECRET=(unset)');
   });
 
+  it('starts ranks without NODE_EXTRA_CA_CERTS and puts it back at MPI.init (unless told not to)', async () => {
+    // A file Node cannot load: a rank whose Node start reads it warns "Ignoring extra certs"
+    // (prefixed with its rank; mpirun's own start warns too, unprefixed).
+    const certs = join(work, 'no-such-ca-bundle.pem');
+    const env = { NODE_EXTRA_CA_CERTS: certs };
+    const deferred = await mpirun(['-np', '2', 'ca-certs.mjs'], env);
+    expect(deferred.code, deferred.stderr).toBe(0);
+    for (const rank of [0, 1]) {
+      expect(deferred.stdout).toContain(`[${rank}] ca-certs start= init=${certs} left=(unset)`);
+    }
+    expect(deferred.stderr).not.toMatch(/\[\d\] Warning: Ignoring extra certs/);
+    for (const keep of [
+      ['--ssi', 'mpi_base_defer_ca_certs', '0'],
+      ['-x', 'NODE_EXTRA_CA_CERTS'],
+    ]) {
+      const r = await mpirun([...keep, '-np', '1', 'ca-certs.mjs'], env);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toContain(`[0] ca-certs start=${certs} init=${certs} left=(unset)`);
+      expect(r.stderr).toContain(`[0] Warning: Ignoring extra certs from \`${certs}\``);
+    }
+  });
+
+  it('starts JavaScript ranks from a start-up snapshot with mpi_base_startup_snapshot 1', async () => {
+    const cache = join(work, 'code-cache');
+    const args = ['--ssi', 'mpi_base_startup_snapshot', '1', '-np', '3', 'snapshot-probe.mjs'];
+    for (const round of ['built', 'reused']) {
+      const r = await mpirun(args, { SSI_CODE_CACHE: cache });
+      expect(r.code, `${round}: ${r.stderr}`).toBe(0);
+      for (const rank of [0, 1, 2]) {
+        expect(r.stdout).toContain(`[${rank}] snapshot blob=true mpi=true rpi=true sum=3`);
+      }
+      expect(readdirSync(cache).filter((f) => f.endsWith('.blob'))).toHaveLength(1);
+    }
+    // No code cache may be kept (SSI_CODE_CACHE off): no snapshot either, and no complaint.
+    const off = await mpirun(args, { SSI_CODE_CACHE: 'off' });
+    expect(off.code, off.stderr).toBe(0);
+    expect(off.stdout).toContain('[0] snapshot blob=false mpi=false rpi=false sum=3');
+    expect(off.stderr).not.toContain('snapshot');
+  });
+
   it('runs an application schema: several programs in one MPI_COMM_WORLD', async () => {
     const schema = join(work, 'app.schema');
     writeFileSync(schema, `# two parts, one world\n-np 2 ${job} ring\n-np 1 ${job} ring\n`);

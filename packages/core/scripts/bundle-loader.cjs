@@ -42,6 +42,7 @@ const INDEX = 'index.js';
 const REGISTRY = Symbol.for('@ssi/start-up-bundles');
 const DOORS = Symbol.for('@ssi/start-up-bundles.doors');
 const LOADER = Symbol.for('@ssi/start-up-bundles.loader');
+const IMPORTERS = Symbol.for('@ssi/start-up-bundles.importers');
 /** @type {Map<string, { exports: Record<string, Record<string, unknown>>, codeCache: string }>} */
 const loaded = globalThis[REGISTRY] ?? new Map();
 globalThis[REGISTRY] = loaded;
@@ -54,6 +55,18 @@ const doors = globalThis[DOORS] ?? new Map();
 globalThis[DOORS] = doors;
 // Doors of any installation find this loader here instead of resolving @ssi/core each.
 globalThis[LOADER] ??= module.exports;
+/**
+ * The `import()` of each bundle's door, by bundle file, as opened in this process: a bundle's
+ * `__ssiI` calls the latest one. A bundle loaded into a start-up snapshot (below) was given a
+ * door of the build, which cannot import; once the process runs, its own door (when a façade of
+ * the package opens it) or any door opened in the process (absolute URLs resolve the same from
+ * anywhere) imports instead.
+ */
+const importers = globalThis[IMPORTERS] ?? new Map();
+globalThis[IMPORTERS] = importers;
+const ANY = '*';
+/** Set while `preloadForSnapshot` runs: no user-land module loader exists then (see there). */
+let building;
 
 /**
  * The door of the package whose dist directory is `dist`: `load()` gives the exports of its
@@ -62,6 +75,10 @@ globalThis[LOADER] ??= module.exports;
  */
 function door(dist, importHere, name) {
   const file = join(dist, BUNDLE);
+  if (!building) {
+    importers.set(file, importHere);
+    if (!importers.has(ANY)) importers.set(ANY, importHere);
+  }
   const opened = { load: () => load(file, importHere) };
   if (name && !doors.has(name)) doors.set(name, opened);
   return opened;
@@ -72,7 +89,7 @@ function load(file, importHere) {
   const known = loaded.get(file);
   if (known) return known.exports;
   // `codeCache` says what became of the cache (tests, diagnostics): off, written, used, rejected.
-  const module = { exports: {}, codeCache: 'off' };
+  const module = { exports: {}, codeCache: 'off', inSnapshot: building !== undefined };
   loaded.set(file, module);
   const source = readFileSync(file, 'utf8');
   const cache = codeCacheOf(file, source.length);
@@ -96,7 +113,9 @@ function load(file, importHere) {
   }
   try {
     const run = script.runInThisContext();
-    run(module.exports, requireFrom(file), module, file, dirname(file), importHere);
+    const importNow = (specifier) =>
+      (importers.get(file) ?? importers.get(ANY) ?? importHere)(specifier);
+    run(module.exports, requireFrom(file), module, file, dirname(file), importNow);
   } catch (error) {
     loaded.delete(file);
     throw error;
@@ -127,7 +146,7 @@ function compileEagerly(wrapped, file) {
  * is Node's require from `file`.
  */
 function requireFrom(file) {
-  const nodeRequire = require('node:module').createRequire(file);
+  const nodeRequire = building ? building.require : require('node:module').createRequire(file);
   return (specifier) => {
     if (/^@ssi\/[^/]+$/.test(specifier)) {
       let opened = doors.get(specifier);
@@ -218,4 +237,32 @@ function codeCacheOf(file, length) {
   };
 }
 
+/**
+ * Loads the bundles of `packages` ([{ name, dist }], dependencies first) while Node builds a
+ * start-up snapshot (`node --build-snapshot`; see startup-snapshot.cjs): the process that starts
+ * from the snapshot has them loaded and run already, and their doors find them in the registry.
+ * No user-land module loader may run in a snapshot's builder (Node 20 refuses to start from such a
+ * snapshot), so `builtinRequire` (the builder's: Node's built-in modules only) serves the
+ * bundles' `require`, and `@ssi/*` packages must be in `packages`, before their importers.
+ */
+function preloadForSnapshot(packages, builtinRequire) {
+  const cannotImport = (specifier) => {
+    throw new Error(`import(${specifier}) while a start-up snapshot is built`);
+  };
+  const resolve = (specifier) => {
+    throw new Error(
+      `${specifier} is not among the start-up snapshot's packages (list it before its importers)`,
+    );
+  };
+  building = { require: Object.assign((specifier) => builtinRequire(specifier), { resolve }) };
+  try {
+    for (const { name, dist } of packages) door(dist, cannotImport, name).load();
+  } finally {
+    building = undefined;
+  }
+}
+
 module.exports.door = door;
+/** Where the code caches of the bundle `file` go, or undefined when none may be kept (above). */
+module.exports.codeCacheDir = cacheDir;
+module.exports.preloadForSnapshot = preloadForSnapshot;

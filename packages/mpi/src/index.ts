@@ -275,6 +275,12 @@ export type {
   ProcLocation,
 } from './job-runtime';
 export { JOB_ENV, OOB_TAG_USER_BASE, OobTag } from './job-runtime';
+export {
+  DEFERRED_CA_CERTS_ENV,
+  deferredCaCertsEnv,
+  NODE_CA_CERTS_ENV,
+  restoreDeferredCaCerts,
+} from './launch/deferred-ca-certs';
 export type { AbortMsg } from './launch/hub-protocol';
 export { formatAddress, HUB_ENV, HubTag } from './launch/hub-protocol';
 export { jobContactOf } from './launch/job-contact';

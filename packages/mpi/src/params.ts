@@ -37,6 +37,16 @@ export const MPI_BASE_PARAMS = {
     default: true,
     help: 'An unhandled rejection or uncaught exception in a rank aborts the whole job (instead of leaving the other ranks waiting)',
   },
+  mpi_base_defer_ca_certs: {
+    type: 'boolean',
+    default: true,
+    help: "mpirun: ranks start with NODE_EXTRA_CA_CERTS empty (Node 20 parses that file at every process start, ~40 ms of CPU per rank for a system bundle) and MPI.init puts mpirun's value back in process.env (for the processes a rank starts); the rank's own TLS connections do not trust those certificates. 0, or -x NODE_EXTRA_CA_CERTS: ranks start with it",
+  },
+  mpi_base_startup_snapshot: {
+    type: 'boolean',
+    default: false,
+    help: "mpirun: start JavaScript ranks from a V8 start-up snapshot (node --snapshot-blob) in which the start-up bundles of @ssi/mpi and the installed rpi and coll modules are already loaded (~15 ms less CPU per rank at 16-32 ranks, none measured at 64); built by the first job that asks, kept beside the bundles' code caches (none when SSI_CODE_CACHE is off)",
+  },
   crmpi_base_safepoint_ms: {
     type: 'int',
     default: 20,

@@ -110,3 +110,97 @@ describe('start-up bundles', () => {
     expect(existsSync(dir)).toBe(true);
   });
 });
+
+/**
+ * The start-up snapshot (`@ssi/core/startup-snapshot`, mpirun's `mpi_base_startup_snapshot`): a
+ * process started from it has the bundles loaded already, and behaves as one that loaded them.
+ */
+describe('start-up snapshot', () => {
+  const builder = join(repo, 'packages/core/scripts/startup-snapshot.cjs');
+  /** BUNDLED with sockopt (which rpi-tcp imports), each after the packages it requires. */
+  const SNAPSHOT = ['packages/core', 'packages/sockopt', ...BUNDLED.slice(1)];
+  const packages = SNAPSHOT.map((d) => ({
+    name: `@ssi/${d.split('/')[1]}`,
+    dist: join(repo, d, 'dist'),
+  }));
+
+  it('starts a process with every bundle loaded, one copy each, and imports through them', () => {
+    const blob = join(work, 'startup.blob');
+    const built = spawnSync(
+      process.execPath,
+      ['--snapshot-blob', blob, '--build-snapshot', builder],
+      {
+        env: {
+          ...process.env,
+          SSI_CODE_CACHE: 'off',
+          SSI_SNAPSHOT_PACKAGES: JSON.stringify(packages),
+        },
+        encoding: 'utf8',
+        timeout: 60_000,
+      },
+    );
+    expect(built.status, built.stderr).toBe(0);
+    const program = join(work, 'probe.mjs');
+    // The probe, and an import() the core bundle makes (a module's entry, as MPI.init loads it).
+    writeFileSync(
+      program,
+      `${PROBE}
+const found = core.discoverModules({ searchFrom: [${JSON.stringify(repo)}] }).modules;
+const record = found.find((r) => r.type === 'coll' && r.name === 'lam_basic');
+const m = await core.loadModule(record);
+const inSnapshot = [...loaded.entries()].map(([file, b]) => [file, b.inSnapshot]);
+console.log(JSON.stringify({ module: m.name, inSnapshot, argv: process.argv.slice(2) }));
+`,
+    );
+    const r = spawnSync(process.execPath, ['--snapshot-blob', blob, program, 'a', 'b'], {
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect(r.status, r.stderr).toBe(0);
+    const [seenLine, extraLine] = r.stdout.trim().split('\n').slice(-2);
+    const seen = JSON.parse(seenLine!) as Probe;
+    expect(seen.sameCore).toBe(true);
+    expect(seen.mpiErrorIsSsiError).toBe(true);
+    expect(seen.lamLoaded).toBe(true);
+    const extra = JSON.parse(extraLine!) as {
+      module: string;
+      inSnapshot: [string, boolean][];
+      argv: string[];
+    };
+    expect(extra.module).toBe('lam_basic');
+    expect(extra.argv).toEqual(['a', 'b']);
+    const expected = SNAPSHOT.map((d) => [join(repo, d, 'dist/ssi-bundle.cjs'), true]);
+    const loadedNow = [join(repo, 'plugins/coll-lam-basic/dist/ssi-bundle.cjs'), false];
+    expect(extra.inSnapshot.sort()).toEqual([...expected, loadedNow].sort());
+  });
+
+  it("finds no per-process state (environment, pid, host, clocks, timers) read by the bundles' top level", () => {
+    // What a snapshot keeps from its build: the bundles are loaded as the builder loads them,
+    // with every such read recorded.
+    const audit = `
+const reads = new Set();
+const note = (what) => reads.add(what);
+process.env = new Proxy(process.env, { get(t, k) { if (typeof k === 'string' && k !== 'SSI_CODE_CACHE') note('env.' + k); return t[k]; } });
+const os = require('node:os');
+for (const f of ['hostname', 'cpus', 'tmpdir', 'homedir', 'userInfo', 'networkInterfaces', 'availableParallelism']) {
+  const o = os[f]; os[f] = (...a) => { note('os.' + f); return o(...a); };
+}
+const now = Date.now; Date.now = () => { note('Date.now'); return now(); };
+const pnow = performance.now.bind(performance); performance.now = () => { note('performance.now'); return pnow(); };
+const crypto = require('node:crypto'); const rb = crypto.randomBytes; crypto.randomBytes = (...a) => { note('randomBytes'); return rb(...a); };
+const pid = process.pid; Object.defineProperty(process, 'pid', { get() { note('process.pid'); return pid; } });
+const hr = process.hrtime; process.hrtime = Object.assign((...a) => { note('hrtime'); return hr(...a); }, { bigint: () => { note('hrtime'); return hr.bigint(); } });
+for (const t of ['setTimeout', 'setInterval', 'setImmediate']) { const o = globalThis[t]; globalThis[t] = (...a) => { note(t); return o(...a); }; }
+for (const m of ['on', 'once', 'addListener', 'prependListener']) { const o = process[m]; process[m] = function (...a) { note('process.' + m + '(' + String(a[0]) + ')'); return o.apply(this, a); }; }
+require(${JSON.stringify(join(repo, 'packages/core/scripts/bundle-loader.cjs'))}).preloadForSnapshot(${JSON.stringify(packages)}, require);
+console.log(JSON.stringify([...reads]));
+`;
+    const r = spawnSync(process.execPath, ['-e', audit], {
+      env: { ...process.env, SSI_CODE_CACHE: 'off' },
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect(r.status, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout.trim().split('\n').pop()!)).toEqual([]);
+  });
+});

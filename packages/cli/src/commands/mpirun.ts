@@ -1,5 +1,5 @@
 import { bindPolicy } from '@ssi/lam';
-import { discoveryHandoverEnv, type JobRecord } from '@ssi/mpi';
+import { deferredCaCertsEnv, discoveryHandoverEnv, type JobRecord } from '@ssi/mpi';
 import { createCliContext, reportProblems } from '../cli-context';
 import { readAppSchema } from '../mpirun/app-schema';
 import {
@@ -13,10 +13,11 @@ import {
 import { forwardedEnv } from '../mpirun/forwarded-env';
 import { newJobId } from '../mpirun/job';
 import { type Placement, placeJob } from '../mpirun/placement';
-import { commandFor, compileTsPrograms } from '../mpirun/program-command';
+import { commandFor, compileTsPrograms, setRankNodeArgs } from '../mpirun/program-command';
 import { rankSearchFrom } from '../mpirun/rank-search';
 import { runRecoverable } from '../mpirun/recovery';
 import { inheritedSsiArgs, type RestartJob, readRestart, restartParts } from '../mpirun/restart';
+import { startupSnapshotArgs } from '../mpirun/startup-snapshot';
 import { openUniverse } from '../mpirun/universe';
 import { UsageError } from '../run-command';
 import { checkSettings } from '../settings-check';
@@ -52,6 +53,12 @@ export async function main(argv: string[]): Promise<number> {
     // A private universe ends with mpirun, and so would a job that outlives it.
     embeddedRefusal: noWait ? '-nw needs a running universe: run lamboot first' : undefined,
   });
+  // The ranks of a private universe have mpirun's environment, so the NODE_OPTIONS (V8 flags)
+  // the snapshot is built with: a snapshot of other flags would not start.
+  const exportsNodeOptions = parts.some((p) => p.exports.some((x) => /^NODE_OPTIONS(=|$)/.test(x)));
+  if (universe.embedded && !exportsNodeOptions) {
+    setRankNodeArgs(startupSnapshotArgs(ctx, (line) => say(`mpirun: ${line}`)));
+  }
   try {
     const placements = placeJob(parts, await universe.client.universe());
     if (restart && placements.length !== restart.manifest.size) {
@@ -69,7 +76,14 @@ export async function main(argv: string[]): Promise<number> {
       record: recordOf(placements, ssiEnv),
       job: { ssiEnv, noWait, prefix, verbose, say, bindTo },
       // Module discovery once per job: the ranks read only the module packages mpirun found.
-      rankEnv: { ...forwardedEnv(ctx.params), ...discoveryHandoverEnv(rankSearchFrom(parts)) },
+      rankEnv: {
+        ...forwardedEnv(ctx.params),
+        ...discoveryHandoverEnv(rankSearchFrom(parts)),
+        ...deferredCaCertsEnv(
+          ctx.params,
+          parts.flatMap((p) => p.exports),
+        ),
+      },
       restart: restart && {
         seriesDir: restart.seriesDir,
         series: restart.manifest.series,

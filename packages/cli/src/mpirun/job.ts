@@ -164,7 +164,8 @@ export async function runJob(
   const spawnRank = async (r: Rank, hubAddress: string) => {
     const p = r.placement;
     const cwd = p.part.wd ?? process.cwd();
-    const argv = opts.argvOf?.(p.rank) ?? commandFor(p.part.argv, process.cwd());
+    const onThisNode = p.node.id === client.address.node;
+    const argv = opts.argvOf?.(p.rank) ?? commandFor(p.part.argv, process.cwd(), onThisNode);
     // `job` lets the lamd remove the job's shared-memory segments once its last rank here exits.
     const bind = { to: opts.bindTo ?? 'none', slot: slots[p.rank]!, of: perNode.get(p.node.id)! };
     r.proc = await client.spawn(p.node.id, {

@@ -12,6 +12,16 @@ function tsxLoader(): string {
   return import.meta.resolve('tsx');
 }
 
+/**
+ * Node options of JavaScript ranks on mpirun's own node (a start-up snapshot: see
+ * startup-snapshot.ts; a file of this node, which another node may not have).
+ */
+let rankNodeArgs: readonly string[] = [];
+
+export function setRankNodeArgs(args: readonly string[]): void {
+  rankNodeArgs = args;
+}
+
 /** TypeScript entries of this mpirun compiled by `compileTsPrograms`, by absolute path. */
 const compiled = new Map<string, TsEntry>();
 
@@ -44,7 +54,8 @@ export async function compileTsPrograms(
  * the node's PATH. Program files are made absolute (relative to mpirun's directory) so -wd does
  * not change which file runs.
  */
-export function commandFor(argv: readonly string[], cwd: string): string[] {
+export function commandFor(argv: readonly string[], cwd: string, onThisNode = true): string[] {
+  const nodeArgs = onThisNode ? rankNodeArgs : [];
   const [program, ...args] = argv as [string, ...string[]];
   const path = isAbsolute(program) ? program : resolve(cwd, program);
   const found = existsSync(path);
@@ -55,9 +66,11 @@ export function commandFor(argv: readonly string[], cwd: string): string[] {
       1,
     );
   }
-  if (JS.test(program)) return [process.execPath, file, ...args];
+  if (JS.test(program)) return [process.execPath, ...nodeArgs, file, ...args];
   const js = compiled.get(path);
-  if (js && 'file' in js) return [process.execPath, '--enable-source-maps', js.file, ...args];
+  if (js && 'file' in js) {
+    return [process.execPath, ...nodeArgs, '--enable-source-maps', js.file, ...args];
+  }
   if (TS.test(program)) {
     // Not compiled for the job (see compileTsPrograms): tsx in every rank, as an ES module where
     // CommonJS cannot run it (top-level await outside a "type": "module" package).

@@ -4,6 +4,7 @@ import { RankControl } from '../control/rank-control';
 import { ErrorClass, MpiError } from '../errors';
 import type { Gps, JobContact, JobRuntime } from '../job-runtime';
 import { registerMpiParams } from '../params';
+import { restoreDeferredCaCerts } from './deferred-ca-certs';
 import type { AbortMsg, GatheredMsg, GatherMsg, HelloMsg, RosterMsg } from './hub-protocol';
 import { HUB_ENV, HubTag, parseAddress, RANK_OOB_TAG_BASE } from './hub-protocol';
 import { readJobEnvironment } from './job-env';
@@ -21,6 +22,7 @@ const LAUNCHER = 'mpirun (through a lamd)';
  */
 export async function connectLamRuntime(env: Env = process.env): Promise<JobRuntime> {
   let job = readJobEnvironment(env, LAUNCHER);
+  restoreDeferredCaCerts(env);
   const params = new ParamRegistry({ env });
   registerMpiParams(params);
   const initTimeoutMs = params.get<number>('mpi_base_init_timeout');

@@ -40,6 +40,8 @@ of a hello + allreduce program, from spawning mpirun to its exit, in one run aga
   ts-tsx     ts with SSI_MPIRUN_TS=tsx: tsx loaded in every rank (how .ts ran before)
   mjs-lazy   mjs with --ssi rpi tcp (connections on first use, tcp's default)
   mjs-eager  mjs with --ssi rpi tcp --ssi rpi_tcp_lazy 0 (the full mesh in MPI.init)
+  mjs-snap   mjs with --ssi mpi_base_startup_snapshot 1 (ranks start from a V8 snapshot with
+             the bundles loaded; not a default column)
 Every rank reports its RSS at the end (process.memoryUsage().rss; /proc/self/statm in C).
 First message: for the .mjs columns, a job of --first-np ranks in which ranks 0 and 1 time their
 first round trip (nothing exchanged since MPI.init), the median of 50 more on the open
@@ -55,7 +57,15 @@ options:
   --first-np LIST  rank counts of the first-message jobs (default 2,16; none: skip them)
   --timeout S      seconds one job may take before the run fails (default 300)`;
 
-export const STARTUP_COLUMNS = ['ompi', 'mjs', 'ts', 'ts-tsx', 'mjs-lazy', 'mjs-eager'] as const;
+export const STARTUP_COLUMNS = [
+  'ompi',
+  'mjs',
+  'ts',
+  'ts-tsx',
+  'mjs-lazy',
+  'mjs-eager',
+  'mjs-snap',
+] as const;
 export type StartupColumn = (typeof STARTUP_COLUMNS)[number];
 const DEFAULT_COLUMNS: StartupColumn[] = ['ompi', 'mjs', 'ts', 'ts-tsx', 'mjs-lazy', 'mjs-eager'];
 
@@ -70,6 +80,7 @@ export const SSI_JOBS: Record<
   // tcp named: on one node sm would serve every pair and tcp's connections would not be measured.
   'mjs-lazy': { program: 'startup.mjs', ssi: ['rpi', 'tcp', 'rpi_tcp_lazy', '1'] },
   'mjs-eager': { program: 'startup.mjs', ssi: ['rpi', 'tcp', 'rpi_tcp_lazy', '0'] },
+  'mjs-snap': { program: 'startup.mjs', ssi: ['mpi_base_startup_snapshot', '1'] },
 };
 
 export interface StartupPlan {
