@@ -149,8 +149,9 @@ function routeByPeer(
       }
     },
     cancel: (req: RpiRequest) => (onNode(req.proc) ? sm!.cancel(req) : tcp!.cancel(req)),
-    fastsend: (req: RpiRequest) =>
-      onNode(req.proc) ? sm!.fastsend(req) : (tcp!.fastsend?.(req) ?? false),
+    // the fast paths look the peer up once (sm's table), not through onNode first
+    fastsend: (req: RpiRequest) => sm?.fastsend(req) ?? tcp?.fastsend?.(req) ?? false,
+    fastrecv: sm === null ? undefined : (req: RpiRequest) => sm.fastrecv(req),
     // Shared memory is polled synchronously by waiting MPI calls (spin up to rpi_sm_spin_us);
     // in spin mode the MPI layer keeps polling while requests are active, otherwise the
     // endpoint's loop sleeps and wakes us. Without an on-node peer everything is tcp's events.
