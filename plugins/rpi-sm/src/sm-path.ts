@@ -66,10 +66,10 @@ export class SmPath {
    * `advance` while MPI calls wait or test, and from the event loop when the endpoint says one
    * is readable.
    */
-  startReceiving(ep: ShmEndpoint, spinUs: number): void {
+  startReceiving(ep: ShmEndpoint, spinUs: number, memory: ArrayBufferLike): void {
     const { host, peers, limits, single, stats } = this;
     const lost = (err: unknown) => this.lost(err);
-    const words = new WireWords();
+    const words = new WireWords(memory);
     this.sends = new SmSends(host, ep, peers, limits, single, stats, lost, words);
     this.receives = new SmReceives(host, peers, limits, this.sends, single, stats);
     const receives = this.receives;
@@ -79,7 +79,7 @@ export class SmPath {
       spinUs,
       stats,
     );
-    this.fast = new SmFastRecv(host, ep, peers, this.progress, words);
+    this.fast = new SmFastRecv(host, ep, peers, this.progress, words, stats);
     this.progress.start();
   }
 

@@ -40,13 +40,15 @@ export async function openSm(procs: Proc[], limits: RpiLimits, host: RpiHost): P
       );
     }
   }
-  opened?.path.startReceiving(opened.ep, wait.spinUs);
+  opened?.path.startReceiving(opened.ep, wait.spinUs, opened.memory);
   return routeByPeer(host, opened, tcp, wait);
 }
 
 interface OpenPath {
   path: SmPath;
   ep: ShmEndpoint;
+  /** The segment's memory (the postboxes are views of it). */
+  memory: ArrayBufferLike;
   closeSegment: () => void;
 }
 
@@ -80,7 +82,7 @@ async function openSmPath(host: RpiHost, local: Proc[], wait: WaitChoice): Promi
     10,
     `sm: rank ${host.runtime.rank}: segment ${seg.name}, slot ${seg.index} of ${local.length}`,
   );
-  return { path, ep, closeSegment: () => seg.close() };
+  return { path, ep, memory: seg.buffer, closeSegment: () => seg.close() };
 }
 
 /** `rpi_sm_single_copy` (0 or 1) and `rpi_sm_split` (bytes >= 0), checked. */

@@ -15,19 +15,20 @@ const SMALL_COPY = 64;
  */
 export class WireWords {
   readonly usable = endianness() === 'LE';
-  private u32: Uint32Array<ArrayBufferLike> = new Uint32Array(0);
-  private i32: Int32Array<ArrayBufferLike> = new Int32Array(0);
-  private u8: Uint8Array<ArrayBufferLike> = new Uint8Array(0);
+  private readonly u32: Uint32Array<ArrayBufferLike>;
+  private readonly i32: Int32Array<ArrayBufferLike>;
+  private readonly u8: Uint8Array<ArrayBufferLike>;
 
-  /** The index of the word `view` starts at, in the arrays of its buffer (the segment's). */
+  /** Over `buffer`, the segment's memory (every postbox view is one of its views). */
+  constructor(buffer: ArrayBufferLike) {
+    const words = buffer.byteLength >>> 2;
+    this.u32 = new Uint32Array(buffer, 0, words);
+    this.i32 = new Int32Array(buffer, 0, words);
+    this.u8 = new Uint8Array(buffer);
+  }
+
+  /** The index of the word `view` (a view of the segment) starts at. */
   at(view: Uint8Array): number {
-    if (this.u8.buffer !== view.buffer) {
-      const buffer = view.buffer;
-      const words = buffer.byteLength >>> 2;
-      this.u32 = new Uint32Array(buffer, 0, words);
-      this.i32 = new Int32Array(buffer, 0, words);
-      this.u8 = new Uint8Array(buffer);
-    }
     return view.byteOffset >>> 2;
   }
 
