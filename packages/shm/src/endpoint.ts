@@ -153,6 +153,13 @@ export class ShmEndpoint {
   private queuedSends = 0;
   private partials = 0;
   private running = false;
+  /**
+   * recvInPlace is handing a record that still sits in its postbox to the visitor: the loop must
+   * not start meanwhile (a send the visitor queues would run it synchronously, and its drain would
+   * read past the record the visit holds); it starts once the record is freed.
+   */
+  private visiting = false;
+  private kickAfterVisit = false;
   private closed = false;
   private failure: Error | null = null;
   private readonly spinNs: bigint;
@@ -384,11 +391,17 @@ export class ShmEndpoint {
       if (!ring || this.partial[q] || this.inbox[q]!.length > 0) continue;
       const view = ring.peek(KIND_INLINE);
       if (view === null || view === SpscRing.ELSEWHERE) continue;
+      this.visiting = true;
       try {
         visit(q, view);
       } finally {
+        this.visiting = false;
         ring.skip();
         if (ring.takeProducerWaiting()) this.ringBell(q);
+        if (this.kickAfterVisit) {
+          this.kickAfterVisit = false;
+          this.kick();
+        }
       }
       return true;
     }
@@ -400,8 +413,8 @@ export class ShmEndpoint {
    * there and nothing of `from` is kept or in progress; null when nothing came yet; an empty
    * view when something is there that `tryRecv` must take (a large message, a record that wraps
    * the postbox's end, a message kept or in progress). The record stays in the postbox,
-   * unchanged, until `skipPeeked(from)` removes it; leaving it there hands it to the next
-   * receive of any kind. For a caller that waits for one peer's next message and decides by its
+   * unchanged and held, until `skipPeeked(from)` removes it or `leavePeeked(from)` leaves it to
+   * the next receive of any kind. For a caller that waits for one peer's next message and decides by its
    * first bytes whether to take it.
    */
   peekFrom(from: number): Uint8Array | null {
@@ -409,6 +422,14 @@ export class ShmEndpoint {
       return SpscRing.ELSEWHERE;
     }
     return this.inb[from]!.peek(KIND_INLINE);
+  }
+
+  /**
+   * Leaves the record `peekFrom(from)` returned where it is, no longer held: the next receive of
+   * any kind takes it (a caller that peeked must end with this or `skipPeeked`).
+   */
+  leavePeeked(from: number): void {
+    this.inb[from]!.unpeek();
   }
 
   /** Removes the record `peekFrom(from)` returned (its bytes may be overwritten from now on). */
@@ -799,6 +820,10 @@ export class ShmEndpoint {
 
   /** Start the progress loop, or wake it if it sleeps. */
   private kick(): void {
+    if (this.visiting) {
+      this.kickAfterVisit = true;
+      return;
+    }
     if (this.running) {
       this.ringBell(this.index);
       return;

@@ -74,23 +74,29 @@ export class SmFastRecv {
         }
       }
     } catch {
-      return FastRecv.DECLINED; // the usual path meets the failure and reports it
+      return this.leave(slot); // the usual path meets the failure and reports it
     }
   }
 
   /** The next record of `slot` is here: taken when it is an eager message `req` matches. */
   private tryTake(req: RpiRequest, slot: number, view: Uint8Array): FastRecvResult {
-    if (view.byteLength < ENVELOPE_BYTES) return FastRecv.DECLINED;
+    if (view.byteLength < ENVELOPE_BYTES) return this.leave(slot); // not to be taken in place
     const words = this.words;
     const w = words.at(view);
     // an inline eager message, nothing else (no synchronous, long or control record)
     const inline = view.byteLength === ENVELOPE_BYTES + words.length(w);
-    if ((words.flags(w) & PROTOCOL_MASK) !== EnvFlag.SHORT || !inline) return FastRecv.DECLINED;
+    if ((words.flags(w) & PROTOCOL_MASK) !== EnvFlag.SHORT || !inline) return this.leave(slot);
     words.readHeader(w, this.header);
-    if (!this.host.matchFast(req, this.header)) return FastRecv.DECLINED;
+    if (!this.host.matchFast(req, this.header)) return this.leave(slot);
     words.copyOut(view.byteOffset + ENVELOPE_BYTES, req.buf!, req.stLength);
     this.ep.skipPeeked(slot);
     this.stats.fastReceives++;
     return FastRecv.DONE;
+  }
+
+  /** Leaves the peeked record for the usual path. */
+  private leave(slot: number): FastRecvResult {
+    this.ep.leavePeeked(slot);
+    return FastRecv.DECLINED;
   }
 }
