@@ -1,12 +1,13 @@
 import type { ParamRegistry, VerboseStream } from '@ssi/core';
 import type { RestartPlan } from './cr/image';
 import type { RollbackLog } from './cr/rollback-log';
+import { DataKind } from './data';
 import { ErrorClass, MpiError } from './errors';
 import { EntryGate } from './gate';
 import { keepAlive } from './keep-alive';
 import { matchStatus } from './matching/delivery';
 import type { MessageHeader } from './matching/header';
-import { Matcher } from './matching/matcher';
+import { Matcher, tagMatches } from './matching/matcher';
 import { SelfChannel } from './matching/self-channel';
 import { UnexpectedMessage } from './matching/unexpected';
 import type { Proc } from './proc';
@@ -16,6 +17,7 @@ import { choosePolling, cpuPool, machineNow, type PollChoice } from './progress/
 import { RunDelay } from './progress/run-delay';
 import { SyncPoll } from './progress/sync-poll';
 import { WaitPoller } from './progress/wait-poller';
+import { FastRecv, type FastRecvResult } from './rpi/fast-recv';
 import { ReqFlag, ReqState, ReqType, RpiRequest } from './rpi/request';
 import type { RpiActions, RpiHost, RpiModule, RpiRuntime } from './rpi/types';
 
@@ -121,6 +123,15 @@ export class Engine implements RpiHost {
    */
   spinDone(req: RpiRequest): boolean {
     return this.syncPoll.enabled && this.syncPoll.spinUntil(() => req.state === ReqState.DONE);
+  }
+
+  /**
+   * `spinDone` for a call whose fast receive already spun the module's whole bound
+   * (`FastRecv.WAITED`): one look without a spin, so no call spins longer than that bound.
+   */
+  pollDone(req: RpiRequest): boolean {
+    this.syncPoll.pollNow();
+    return req.state === ReqState.DONE;
   }
 
   /** Waits for `req` from the event loop (polling for the window, mpi_base_poll_us). */
@@ -238,6 +249,47 @@ export class Engine implements RpiHost {
       req.proc !== this.myProc &&
       fastsend.call(this.actions, req)
     );
+  }
+
+  /**
+   * A blocking receive's fast path (`RpiActions.fastrecv`), the one place its policy lives: only
+   * while nothing is active (no posted receive an arriving message could belong to first, no
+   * send), nothing is queued unexpected (an earlier message of the source would come first), no
+   * rollback log records completions or restart plan replays them, from one other process, and
+   * when the module has one. `req` is filled, not built.
+   */
+  tryFastRecv(req: RpiRequest): FastRecvResult {
+    const fastrecv = this.actions.fastrecv;
+    if (
+      fastrecv === undefined ||
+      !this.fast ||
+      this.activeCount !== 0 ||
+      this.matcher.unexpectedCount !== 0 ||
+      this.crLog !== null ||
+      this.redo !== null ||
+      req.proc === null ||
+      req.proc === this.myProc
+    ) {
+      return FastRecv.DECLINED;
+    }
+    const r = fastrecv.call(this.actions, req);
+    if (r === FastRecv.DONE) req.state = ReqState.DONE;
+    return r;
+  }
+
+  /** `RpiHost.matchFast`: whether the fast receive `req` takes `header` (status recorded). */
+  matchFast(req: RpiRequest, header: MessageHeader): boolean {
+    if (header.cid !== req.cid || header.rank !== req.rank || !tagMatches(req.tag, header.tag)) {
+      return false;
+    }
+    const length = header.length;
+    const kind = header.kind;
+    if (length > (req.buf?.byteLength ?? -1)) return false;
+    if (kind === DataKind.OBJECT && req.kind !== DataKind.OBJECT && length > 0) return false;
+    const proc = req.proc!;
+    if (header.seq > proc.recvSeq) proc.recvSeq = header.seq;
+    matchStatus(req, proc, header);
+    return true;
   }
 
   private link(req: RpiRequest): void {

@@ -1,6 +1,9 @@
 /** What `callReporting` hands a call when nothing counts calls (no cr module). */
 const NOTHING = (): void => {};
 
+/** `callReporting`'s `returned` for a call that runs uncounted (`EntryGate.free`). */
+export const UNCOUNTED: () => void = NOTHING;
+
 /**
  * The MPI entry gate (DESIGN.md §6, Ch. 7.2.2's library lock), the one place every MPI call
  * enters the library: while a checkpoint is in progress every entry point waits at the gate, and
@@ -29,6 +32,15 @@ export class EntryGate {
 
   close(): void {
     this.open = false;
+  }
+
+  /**
+   * Whether a call may run now, uncounted (the gate is open and no cr module counts calls):
+   * then `callReporting(fn)` is `fn(UNCOUNTED)`, which a hot caller may call itself instead of
+   * making a closure per call.
+   */
+  get free(): boolean {
+    return this.open && this.calls === null;
   }
 
   /** An asynchronous entry point: `fn` runs now, or when the gate opens. */

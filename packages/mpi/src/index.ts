@@ -308,6 +308,8 @@ export {
   WireEnvelope,
   writeEnvelope,
 } from './rpi/envelope';
+export type { FastRecvResult } from './rpi/fast-recv';
+export { FastRecv } from './rpi/fast-recv';
 export type { RpiChoice } from './rpi/framework';
 export { RpiFramework } from './rpi/framework';
 export type { ReqStateValue, ReqTypeValue } from './rpi/request';

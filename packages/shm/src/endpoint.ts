@@ -271,6 +271,25 @@ export class ShmEndpoint {
   }
 
   /**
+   * Room for a message of `length` bytes to `to` in its postbox, as a view where the caller
+   * writes the message in place (no copy); null when `trySend` would not send it now, or the
+   * room would wrap the postbox's end (`trySend` copies in two pieces then). Nothing is sent
+   * until `commitTo(to)`, which must follow before any other send to `to`.
+   */
+  claimTo(to: number, length: number): Uint8Array | null {
+    this.checkUsable();
+    this.checkPeer(to);
+    if (this.sendQ[to]!.length > 0 || length > this.shortLimit) return null;
+    return this.out[to]!.claim(length);
+  }
+
+  /** Sends the message written into the view `claimTo(to, ...)` returned. */
+  commitTo(to: number): void {
+    this.out[to]!.commit(KIND_INLINE);
+    this.notifyMessage(to);
+  }
+
+  /**
    * Receive the next message from `from` (or from anyone: ANY), in send order per sender.
    * Completes synchronously (an already resolved promise) when the message is there, or arrives
    * while spinning (spinUs).
@@ -371,7 +390,7 @@ export class ShmEndpoint {
       const ring = this.inb[q];
       if (!ring || this.partial[q] || this.inbox[q]!.length > 0) continue;
       const view = ring.peek(KIND_INLINE);
-      if (view === null) continue;
+      if (view === null || view === SpscRing.ELSEWHERE) continue;
       this.visiting = true;
       try {
         visit(q, view);
@@ -385,6 +404,52 @@ export class ShmEndpoint {
         }
       }
       return true;
+    }
+    return false;
+  }
+
+  /**
+   * The next message from `from` as a view of its postbox record (no copy), when it sits whole
+   * there and nothing of `from` is kept or in progress; null when nothing came yet; an empty
+   * view when something is there that `tryRecv` must take (a large message, a record that wraps
+   * the postbox's end, a message kept or in progress). The record stays in the postbox,
+   * unchanged and held, until `skipPeeked(from)` removes it or `leavePeeked(from)` leaves it to
+   * the next receive of any kind. For a caller that waits for one peer's next message and decides by its
+   * first bytes whether to take it.
+   */
+  peekFrom(from: number): Uint8Array | null {
+    if (this.receivers.length > 0 || this.partial[from] || this.inbox[from]!.length > 0) {
+      return SpscRing.ELSEWHERE;
+    }
+    return this.inb[from]!.peek(KIND_INLINE);
+  }
+
+  /**
+   * Leaves the record `peekFrom(from)` returned where it is, no longer held: the next receive of
+   * any kind takes it (a caller that peeked must end with this or `skipPeeked`).
+   */
+  leavePeeked(from: number): void {
+    this.inb[from]!.unpeek();
+  }
+
+  /** Removes the record `peekFrom(from)` returned (its bytes may be overwritten from now on). */
+  skipPeeked(from: number): void {
+    const ring = this.inb[from]!;
+    ring.skip();
+    if (ring.takeProducerWaiting()) this.ringBell(from);
+  }
+
+  /**
+   * Whether a synchronous poll has anything to do besides the postbox from `from` (`pollable`
+   * without that one): a caller that waits for one peer leaves the rest to a whole poll. Throws
+   * as `tryRecv` does when the endpoint cannot be used (closed, failed, segment broken).
+   */
+  pollableBesides(from: number): boolean {
+    this.checkUsable();
+    if (this.queuedSends > 0 || this.pendingFrees.length > 0 || this.hasInbox()) return true;
+    for (let q = 0; q < this.nprocs; q++) {
+      const r = this.inb[q];
+      if (q !== from && r && !r.isEmpty()) return true;
     }
     return false;
   }

@@ -39,6 +39,8 @@ import { R, RECORD_HEADER } from './layout';
  * endpoint.ts.
  */
 export class SpscRing {
+  /** `peek`'s answer for a record that is there but not to be taken in place. */
+  static readonly ELSEWHERE = new Uint8Array(0);
   readonly capacity: number;
   /** Largest payload a single record can carry. */
   readonly maxPayload: number;
@@ -48,6 +50,9 @@ export class SpscRing {
   private readonly twice: number;
   /** Bytes of the record `peek` handed out, not yet removed (`skip`). */
   private peeked = 0;
+  /** Bytes of the record `claim` handed out, not yet published (`commit`), and its payload's. */
+  private claimed = 0;
+  private claimedLength = 0;
 
   /**
    * @param buffer the memory (a segment's buffer, or any ArrayBuffer/SharedArrayBuffer in tests)
@@ -131,6 +136,37 @@ export class SpscRing {
     return true;
   }
 
+  /**
+   * Producer: room for one record of `payloadBytes`, as a view of the ring where its payload
+   * goes (the caller writes it in place, no copy), when there is room now and the payload would
+   * not wrap the ring's end; else null (`tryWrite` then). Nothing is published until `commit()`;
+   * another claim before it claims the same bytes again.
+   */
+  claim(payloadBytes: number): Uint8Array | null {
+    const need = RECORD_HEADER + ((payloadBytes + 7) & ~7);
+    const head = this.ctrl[R.head]!; // written only by us
+    const tail = Atomics.load(this.ctrl, R.tail); // acquire: the consumer is done with those bytes
+    if (this.capacity - ((head - tail + this.twice) % this.twice) < need) return null;
+    const cap = this.capacity;
+    const pos = head >= cap ? head - cap : head;
+    const p = pos + RECORD_HEADER;
+    if (p + payloadBytes > cap) return null;
+    this.claimed = need;
+    this.claimedLength = payloadBytes;
+    return this.data.subarray(p, p + payloadBytes);
+  }
+
+  /** Producer: publishes the record `claim` handed out, with meta word `meta`. */
+  commit(meta: number): void {
+    if (this.claimed === 0) return;
+    const head = this.ctrl[R.head]!;
+    const pos = head >= this.capacity ? head - this.capacity : head;
+    this.words[pos >> 2] = this.claimedLength;
+    this.words[(pos >> 2) + 1] = meta >>> 0;
+    Atomics.store(this.ctrl, R.head, (head + this.claimed) % this.twice); // release: publish
+    this.claimed = 0;
+  }
+
   private put(p: number, src: Uint8Array): number {
     const cap = this.capacity;
     const first = Math.min(src.length, cap - p);
@@ -195,9 +231,10 @@ export class SpscRing {
 
   /**
    * Consumer: the payload of the next record as a view of the ring itself (no copy), when the
-   * record's meta word is `meta` and its payload does not wrap the ring's end; else null (empty,
-   * another kind, or wrapped: `readPayload` then). The record stays in the ring, and its bytes
-   * cannot change, until `skip()` removes it.
+   * record's meta word is `meta` and its payload does not wrap the ring's end; null when the ring
+   * is empty; `SpscRing.ELSEWHERE` (compare by identity) when a record is there but not one to
+   * take so (another kind, or wrapped: `readPayload` then). The record stays in the ring, and
+   * its bytes cannot change, until `skip()` removes it.
    */
   peek(meta: number): Uint8Array | null {
     const tail = this.ctrl[R.tail]!; // written only by us
@@ -205,7 +242,7 @@ export class SpscRing {
     if (head === tail) return null;
     const cap = this.capacity;
     const pos = tail >= cap ? tail - cap : tail;
-    if (this.words[(pos >> 2) + 1] !== meta >>> 0) return null;
+    if (this.words[(pos >> 2) + 1] !== meta >>> 0) return SpscRing.ELSEWHERE;
     const len = this.words[pos >> 2]!;
     const need = RECORD_HEADER + ((len + 7) & ~7);
     if (len > this.maxPayload || need > (head - tail + this.twice) % this.twice) {
@@ -216,9 +253,14 @@ export class SpscRing {
     }
     let p = pos + RECORD_HEADER;
     if (p === cap) p = 0;
-    if (p + len > cap) return null;
+    if (p + len > cap) return SpscRing.ELSEWHERE;
     this.peeked = need;
     return this.data.subarray(p, p + len);
+  }
+
+  /** Consumer: leaves the record `peek` returned in the ring, no longer held (read it later). */
+  unpeek(): void {
+    this.peeked = 0;
   }
 
   /** Consumer: removes the record `peek` returned (its bytes may be overwritten from now on). */

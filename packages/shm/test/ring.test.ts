@@ -31,7 +31,7 @@ describe('SpscRing (postbox)', () => {
     const r = ring(64);
     expect(r.peek(1)).toBeNull(); // empty
     expect(r.tryWrite(1, bytes(3, 1), bytes(5, 9))).toBe(true); // header and body, one record
-    expect(r.peek(2)).toBeNull(); // another kind: stays for readPayload
+    expect(r.peek(2)).toBe(SpscRing.ELSEWHERE); // another kind: stays for readPayload
     const view = r.peek(1)!;
     expect(view).toEqual(Uint8Array.from([...bytes(3, 1), ...bytes(5, 9)]));
     expect(r.peek(1)).toEqual(view); // not removed yet
@@ -42,9 +42,29 @@ describe('SpscRing (postbox)', () => {
     expect(r.isEmpty()).toBe(true);
     // 16 bytes used and freed: a 48-byte payload now starts at 24 and wraps the end (64)
     expect(r.tryWrite(1, bytes(48, 4))).toBe(true);
-    expect(r.peek(1)).toBeNull();
+    expect(r.peek(1)).toBe(SpscRing.ELSEWHERE); // there, but wrapped
     expect(r.readPayload()).toEqual(bytes(48, 4));
     expect(r.isEmpty()).toBe(true);
+  });
+
+  it('claim hands out room in place, published only by commit; no room or a wrap gives null', () => {
+    const r = ring(64);
+    const room = r.claim(10)!;
+    expect(room.length).toBe(10);
+    room.set(bytes(10, 3));
+    expect(r.isEmpty()).toBe(true); // claimed, not published
+    r.commit(7);
+    expect(r.used()).toBe(24);
+    expect(r.peekMeta()).toBe(7);
+    expect(r.readPayload()).toEqual(bytes(10, 3));
+    r.commit(7); // nothing claimed: no effect
+    expect(r.isEmpty()).toBe(true);
+    // 24 bytes used and freed: a 40-byte payload would start at 32 and wrap the end (64)
+    expect(r.claim(40)).toBeNull();
+    expect(r.claim(24)).not.toBeNull(); // [32, 56): fits before the end
+    r.commit(1);
+    expect(r.claim(40)).toBeNull(); // 32 used, 32 left: not enough room for 48
+    expect(r.tryRead()!.meta).toBe(1);
   });
 
   it('refuses a read while a peeked record is held, which would move the tail under it', () => {

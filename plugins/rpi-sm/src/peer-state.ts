@@ -60,6 +60,11 @@ export class PeerTable {
     return this.byProc.has(proc);
   }
 
+  /** The peer state of `proc`, or undefined when it is not on this node (one lookup). */
+  find(proc: Proc): PeerState | undefined {
+    return this.byProc.get(proc);
+  }
+
   /** The peer state of an on-node process (the caller routed it here). */
   of(proc: Proc): PeerState {
     return this.byProc.get(proc)!;

@@ -1,12 +1,14 @@
-import type { Proc, RpiHost, RpiRequest, UnexpectedMessage } from '@ssi/mpi';
+import type { FastRecvResult, Proc, RpiHost, RpiRequest, UnexpectedMessage } from '@ssi/mpi';
 import { ENVELOPE_BYTES } from '@ssi/mpi';
 import { isProcessAlive, type ShmEndpoint } from '@ssi/shm';
 import { PeerTable } from './peer-state';
 import { SingleCopy } from './single-copy';
+import { SmFastRecv } from './sm-fast-recv';
 import { SmProgress } from './sm-progress';
 import { SmReceives } from './sm-receives';
 import { type SmLimits, SmSends } from './sm-sends';
 import { describeStats, newStats } from './sm-stats';
+import { WireWords } from './wire-words';
 
 /**
  * The on-node path of the sm rpi: MPI messages between the processes of one node through their
@@ -36,6 +38,7 @@ export class SmPath {
   private sends!: SmSends;
   private receives!: SmReceives;
   private progress!: SmProgress;
+  private fast!: SmFastRecv;
 
   constructor(
     private readonly host: RpiHost,
@@ -63,10 +66,11 @@ export class SmPath {
    * `advance` while MPI calls wait or test, and from the event loop when the endpoint says one
    * is readable.
    */
-  startReceiving(ep: ShmEndpoint, spinUs: number): void {
+  startReceiving(ep: ShmEndpoint, spinUs: number, memory: ArrayBufferLike): void {
     const { host, peers, limits, single, stats } = this;
     const lost = (err: unknown) => this.lost(err);
-    this.sends = new SmSends(host, ep, peers, limits, single, stats, lost);
+    const words = new WireWords(memory);
+    this.sends = new SmSends(host, ep, peers, limits, single, stats, lost, words);
     this.receives = new SmReceives(host, peers, limits, this.sends, single, stats);
     const receives = this.receives;
     this.progress = new SmProgress(
@@ -75,6 +79,7 @@ export class SmPath {
       spinUs,
       stats,
     );
+    this.fast = new SmFastRecv(host, ep, peers, this.progress, words, stats);
     this.progress.start();
   }
 
@@ -90,8 +95,14 @@ export class SmPath {
     this.sends.start(req);
   }
 
-  fastsend(req: RpiRequest): boolean {
+  /** `SmSends.fastsend`: null when `req.proc` is not on this node. */
+  fastsend(req: RpiRequest): boolean | null {
     return this.sends.fastsend(req);
+  }
+
+  /** The fast receive (`SmFastRecv.take`); DECLINED when `req.proc` is not on this node. */
+  fastrecv(req: RpiRequest): FastRecvResult {
+    return this.fast.take(req);
   }
 
   cancel(req: RpiRequest): void {

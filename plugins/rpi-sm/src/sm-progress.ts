@@ -25,7 +25,7 @@ export class SmProgress {
   private closing = false;
   private loop: Promise<void> = Promise.resolve();
   /** `spinMs` of `advance(true)`: rpi_sm_spin_us (0 in block mode: one look, no spin). */
-  private readonly spinMs: number;
+  readonly spinMs: number;
   /** `stayAwake` holds the endpoint awake until an event-loop turn without a spin. */
   private awake = false;
   /** `advance` ran since the last turn (someone polls: stay awake). */
@@ -88,8 +88,7 @@ export class SmProgress {
    * we are awake, so their sends need no futex wake (`stayAwake`).
    */
   advance(spin: boolean): boolean {
-    this.polledThisTurn = true;
-    this.stayAwake();
+    this.polling();
     if (this.poll()) return true;
     if (!spin || this.spinMs <= 0 || this.closing) return false;
     const end = performance.now() + this.spinMs;
@@ -99,6 +98,12 @@ export class SmProgress {
       if (this.ep.pollable() && this.poll()) return true;
       if ((n & 15) === 0 && (this.closing || performance.now() > end)) return false;
     }
+  }
+
+  /** Someone polls now (`advance`, the fast receive): peers are told we are awake. */
+  polling(): void {
+    this.polledThisTurn = true;
+    this.stayAwake();
   }
 
   /**

@@ -40,13 +40,15 @@ export async function openSm(procs: Proc[], limits: RpiLimits, host: RpiHost): P
       );
     }
   }
-  opened?.path.startReceiving(opened.ep, wait.spinUs);
+  opened?.path.startReceiving(opened.ep, wait.spinUs, opened.memory);
   return routeByPeer(host, opened, tcp, wait);
 }
 
 interface OpenPath {
   path: SmPath;
   ep: ShmEndpoint;
+  /** The segment's memory (the postboxes are views of it). */
+  memory: ArrayBufferLike;
   closeSegment: () => void;
 }
 
@@ -80,7 +82,7 @@ async function openSmPath(host: RpiHost, local: Proc[], wait: WaitChoice): Promi
     10,
     `sm: rank ${host.runtime.rank}: segment ${seg.name}, slot ${seg.index} of ${local.length}`,
   );
-  return { path, ep, closeSegment: () => seg.close() };
+  return { path, ep, memory: seg.buffer, closeSegment: () => seg.close() };
 }
 
 /** `rpi_sm_single_copy` (0 or 1) and `rpi_sm_split` (bytes >= 0), checked. */
@@ -149,8 +151,9 @@ function routeByPeer(
       }
     },
     cancel: (req: RpiRequest) => (onNode(req.proc) ? sm!.cancel(req) : tcp!.cancel(req)),
-    fastsend: (req: RpiRequest) =>
-      onNode(req.proc) ? sm!.fastsend(req) : (tcp!.fastsend?.(req) ?? false),
+    // the fast paths look the peer up once (sm's table), not through onNode first
+    fastsend: (req: RpiRequest) => sm?.fastsend(req) ?? tcp?.fastsend?.(req) ?? false,
+    fastrecv: sm === null ? undefined : (req: RpiRequest) => sm.fastrecv(req),
     // Shared memory is polled synchronously by waiting MPI calls (spin up to rpi_sm_spin_us);
     // in spin mode the MPI layer keeps polling while requests are active, otherwise the
     // endpoint's loop sleeps and wakes us. Without an on-node peer everything is tcp's events.

@@ -14,6 +14,7 @@ import type { ShmEndpoint } from '@ssi/shm';
 import type { PeerState, PeerTable } from './peer-state';
 import { OFFER_BYTES, SHARE_BYTES, SHARED, type SingleCopy, TAKEN, WROTE } from './single-copy';
 import type { SmStats } from './sm-stats';
+import type { WireWords } from './wire-words';
 
 /** Bits of `req.rpi` for on-node sends. */
 const S_WRITTEN = 1; // every byte is in shared memory (or the receiver took it)
@@ -53,6 +54,7 @@ export class SmSends {
     private readonly single: SingleCopy,
     private readonly stats: SmStats,
     private readonly lost: (err: unknown) => void,
+    private readonly words: WireWords,
   ) {
     this.record = Buffer.allocUnsafe(Math.max(limits.eagerMax, ENVELOPE_BYTES + OFFER_BYTES));
   }
@@ -95,12 +97,28 @@ export class SmSends {
     }
   }
 
-  /** Fast blocking send: a standard message that fits a postbox record, written now or not at all. */
-  fastsend(req: RpiRequest): boolean {
+  /**
+   * Fast blocking send: a standard message that fits a postbox record, written now or not at
+   * all; null when the destination is not on this node.
+   */
+  fastsend(req: RpiRequest): boolean | null {
+    const peer = this.peers.find(req.proc!);
+    if (peer === undefined) return null;
     const buf = req.buf!;
     if (buf.byteLength > this.limits.inlineMax || req.type === ReqType.SSEND) return false;
-    const peer = this.peers.of(req.proc!);
     try {
+      const words = this.words;
+      const room = words.usable
+        ? this.ep.claimTo(peer.index, ENVELOPE_BYTES + buf.byteLength)
+        : null;
+      if (room !== null) {
+        // envelope and payload written in place in the postbox (one copy of the payload)
+        words.writeSend(words.at(room), req, EnvFlag.SHORT);
+        words.copyIn(room.byteOffset + ENVELOPE_BYTES, buf);
+        this.ep.commitTo(peer.index);
+        this.stats.inline++;
+        return true;
+      }
       // envelope and payload go into the postbox record as they are (one copy of the payload)
       const env = this.envelope;
       const flags = EnvFlag.SHORT | (req.kind << KIND_SHIFT);

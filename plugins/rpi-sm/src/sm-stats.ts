@@ -21,6 +21,8 @@ export interface SmStats {
    * records that no polling MPI call (spin, the MPI layer's polling window, `test`) had taken.
    */
   wakeups: number;
+  /** Blocking receives the fast path (`SmFastRecv`) completed, in place in the postbox. */
+  fastReceives: number;
 }
 
 export function newStats(): SmStats {
@@ -34,6 +36,7 @@ export function newStats(): SmStats {
     bodiesShared: 0,
     tailsWritten: 0,
     wakeups: 0,
+    fastReceives: 0,
   };
 }
 
@@ -44,6 +47,6 @@ export function describeStats(s: SmStats): string {
     `${s.bodiesDirect}, read from the sender's memory ${s.bodiesRead}, ` +
     `taken from ours ${s.bodiesTaken}; copies shared with the sender ${s.bodiesShared}, ` +
     `tails written into the receiver's ${s.tailsWritten}; ` +
-    `woken by the endpoint ${s.wakeups} times`
+    `woken by the endpoint ${s.wakeups} times; fast receives ${s.fastReceives}`
   );
 }

@@ -39,7 +39,7 @@ export class QueueList<T extends Linked<T>> {
   }
 }
 
-function tagMatches(want: number, got: number): boolean {
+export function tagMatches(want: number, got: number): boolean {
   return want === ANY_TAG ? got >= 0 : want === got;
 }
 

@@ -13,7 +13,9 @@ import {
   type TypedMessage,
 } from '../datatype/typed-message';
 import { ErrorClass, MpiError } from '../errors';
+import { UNCOUNTED } from '../gate';
 import { nextTurn } from '../progress/fast-yield';
+import { FastRecv } from '../rpi/fast-recv';
 import type { RpiRequest } from '../rpi/request';
 import { ReqFlag, ReqMark, ReqState, ReqType } from '../rpi/request';
 import type { Status } from '../status';
@@ -72,9 +74,9 @@ export function blockingSend(
   dest: number,
   tag: number,
 ): Promise<void> {
-  return comm.host.engine.gate.callReporting((returned) =>
-    sendNow(comm, mode, data, dest, tag, returned),
-  );
+  const gate = comm.host.engine.gate;
+  if (gate.free) return sendNow(comm, mode, data, dest, tag, UNCOUNTED);
+  return gate.callReporting((returned) => sendNow(comm, mode, data, dest, tag, returned));
 }
 
 function sendNow(
@@ -190,33 +192,72 @@ export function recvInto(
   source: number,
   tag: number,
 ): Promise<Status> {
-  return comm.host.engine.gate.callReporting((returned) => {
-    const bad = checkSource(comm, source) ?? checkTag(comm, tag, true);
-    if (bad) return failReturned<Status>(comm, bad, 'recv', returned);
-    let layout: RecvLayout | null = null;
-    if (isTypedMessage(into)) {
-      try {
-        layout = recvLayout(into, 'recv', stagingReusable(comm), scatterOffer(comm));
-      } catch (err) {
-        return failReturned<Status>(comm, err, 'recv', returned);
-      }
+  const gate = comm.host.engine.gate;
+  if (gate.free) return recvNow(comm, into, source, tag, UNCOUNTED);
+  return gate.callReporting((returned) => recvNow(comm, into, source, tag, returned));
+}
+
+function recvNow(
+  comm: Communicator,
+  into: BufferLike | TypedMessage,
+  source: number,
+  tag: number,
+  returned: () => void,
+): Promise<Status> {
+  const bad = checkSource(comm, source) ?? checkTag(comm, tag, true);
+  if (bad) return failReturned<Status>(comm, bad, 'recv', returned);
+  let layout: RecvLayout | null = null;
+  if (isTypedMessage(into)) {
+    try {
+      layout = recvLayout(into, 'recv', stagingReusable(comm), scatterOffer(comm));
+    } catch (err) {
+      return failReturned<Status>(comm, err, 'recv', returned);
     }
-    if (source === PROC_NULL) {
+  }
+  if (source === PROC_NULL) {
+    returned();
+    return Promise.resolve(procNullStatus());
+  }
+  const plain = into as BufferLike;
+  const kind = layout ? layout.kind : kindOf(plain);
+  const elementBytes = layout ? layout.elementBytes : elementSize(kind);
+  const req = comm.host.engine.acquire();
+  const bytes = layout ? layout.bytes : plain instanceof Uint8Array ? plain : bytesOf(plain);
+  fillRecv(comm, req, ReqType.RECV, bytes, kind, source, tag);
+  let spun = false;
+  if (layout) req.scatter = layout.scatter;
+  else {
+    const fast = comm.host.engine.tryFastRecv(req);
+    if (fast === FastRecv.DONE) return fastRecvDone(comm, req, elementBytes, returned);
+    spun = fast === FastRecv.WAITED;
+  }
+  const waiting = startBlocking(comm, req, spun);
+  // completed now (a message here, or one a polling rpi's spin took): no reaction to wait for
+  if (waiting === null) return finishRecv(comm, req, elementBytes, layout, returned);
+  return waiting.then((r) => finishRecv(comm, r, elementBytes, layout, returned));
+}
+
+/**
+ * The end of a receive the rpi's fast path completed (no error: it takes only messages that
+ * fit): its status; every so often after one event-loop turn (`completedNow`).
+ */
+function fastRecvDone(
+  comm: Communicator,
+  req: RpiRequest,
+  elementBytes: number,
+  returned: () => void,
+): Promise<Status> {
+  const engine = comm.host.engine;
+  const st = statusOf(req, elementBytes);
+  engine.release(req);
+  if (engine.fastYield.completedAtOnce()) {
+    return nextTurn().then(() => {
       returned();
-      return Promise.resolve(procNullStatus());
-    }
-    const plain = into as BufferLike;
-    const kind = layout ? layout.kind : kindOf(plain);
-    const elementBytes = layout ? layout.elementBytes : elementSize(kind);
-    const req = comm.host.engine.acquire();
-    const bytes = layout ? layout.bytes : plain instanceof Uint8Array ? plain : bytesOf(plain);
-    fillRecv(comm, req, ReqType.RECV, bytes, kind, source, tag);
-    if (layout) req.scatter = layout.scatter;
-    const waiting = startBlocking(comm, req);
-    // completed now (a message here, or one a polling rpi's spin took): no reaction to wait for
-    if (waiting === null) return finishRecv(comm, req, elementBytes, layout, returned);
-    return waiting.then((r) => finishRecv(comm, r, elementBytes, layout, returned));
-  });
+      return st;
+    });
+  }
+  returned();
+  return Promise.resolve(st);
 }
 
 /** The end of a blocking receive: its status, or its error through the error handler. */
@@ -306,21 +347,29 @@ export function probe(comm: Communicator, source: number, tag: number): Promise<
  * rejects: the callers report their return to the gate in its reaction.
  */
 function runBlocking(comm: Communicator, req: RpiRequest): Promise<RpiRequest> {
-  return startBlocking(comm, req) ?? Promise.resolve(req);
+  return startBlocking(comm, req, false) ?? Promise.resolve(req);
 }
 
 /**
  * `runBlocking`, but null when the request completed without waiting and the caller may go on
- * at once (no promise, no reaction: the hot path of a receive over a polling rpi).
+ * at once (no promise, no reaction: the hot path of a receive over a polling rpi). `spun`: a
+ * fast receive spun the module's whole bound already, so the wait looks once instead of
+ * spinning again.
  */
-function startBlocking(comm: Communicator, req: RpiRequest): Promise<RpiRequest> | null {
+function startBlocking(
+  comm: Communicator,
+  req: RpiRequest,
+  spun: boolean,
+): Promise<RpiRequest> | null {
   const engine = comm.host.engine;
   req.marks |= ReqMark.BLKTYPE;
   engine.build(req);
   req.onDone = null;
   req.flags = ReqFlag.BLOCK;
   engine.start(req);
-  if (req.state !== ReqState.DONE && !engine.spinDone(req)) return engine.sleepFor(req);
+  if (req.state !== ReqState.DONE && !(spun ? engine.pollDone(req) : engine.spinDone(req))) {
+    return engine.sleepFor(req);
+  }
   // Completed without waiting: every so often after one event-loop turn.
   return engine.fastYield.completedAtOnce() ? nextTurn().then(() => req) : null;
 }

@@ -30,6 +30,7 @@ import type { JobRuntime } from '../job-runtime';
 import type { MessageHeader } from '../matching/header';
 import type { UnexpectedMessage } from '../matching/unexpected';
 import type { Proc } from '../proc';
+import type { FastRecvResult } from './fast-recv';
 import type { RpiRequest } from './request';
 
 /**
@@ -98,6 +99,13 @@ export interface RpiHost {
    * Envelopes from one peer must be handed over in sending order (MPI's non-overtaking rule).
    */
   matchPosted(proc: Proc, header: MessageHeader): RpiRequest | null;
+  /**
+   * For `fastrecv`: whether the message `header` from `req.proc` is the one the fast receive
+   * `req` takes (its communicator, source and tag match, and it fits the buffer: a message that
+   * would truncate or does not fit the buffer's type goes the usual way). When it is, the status
+   * is recorded as `matchPosted` records it, and the module delivers the bytes.
+   */
+  matchFast(req: RpiRequest, header: MessageHeader): boolean;
   /** Queues a message no posted receive matched; a receive that takes it goes to `matched`. */
   queueUnexpected(msg: UnexpectedMessage): void;
   /**
@@ -179,6 +187,17 @@ export interface RpiActions {
    * complete (the caller may reuse the buffer); false when it did nothing at all.
    */
   fastsend?(req: RpiRequest): boolean;
+  /**
+   * Fast blocking receive (the counterpart of `fastsend`, LAM's `fastrecv`), tried when nothing
+   * is active (no posted receive, no send a message could belong to or overtake), no message is
+   * queued unexpected, and the source is one other process. `req` is filled (a receive into
+   * `req.buf` from `req.proc`, never ANY_SOURCE) but neither built nor started. The module looks
+   * at, or waits within its own spin bound for, the next message from `req.proc`; when that is
+   * an eager message wholly here it asks `host.matchFast`, and if the receive takes it delivers
+   * `req.stLength` bytes into `req.buf` and answers `FastRecv.DONE` (the request is then done).
+   * Otherwise it takes nothing and answers `DECLINED` or `WAITED` (see `FastRecv`).
+   */
+  fastrecv?(req: RpiRequest): FastRecvResult;
   /** Special memory for fast message passing (`MPI_Alloc_mem`, C.2.14). */
   allocMem?(size: number): Uint8Array;
   freeMem?(mem: Uint8Array): void;
