@@ -182,8 +182,15 @@ async function writePieces(c: Call, me: number) {
   const pieces = Math.max(1, Math.ceil(length / chunk));
   const forwarded: Promise<unknown>[] = [];
   const piece = (i: number) => c.buf.subarray(i * chunk, Math.min(length, (i + 1) * chunk));
-  for (let i = 0; i < pieces; i++)
-    forwarded.push(issued(forward(c, piece(i), pieceTag(i === pieces - 1))));
+  const sendAll = () => {
+    for (let i = 0; i < pieces; i++)
+      forwarded.push(issued(forward(c, piece(i), pieceTag(i === pieces - 1))));
+  };
+  // Readers that copy straight out of this buffer are told first (measured: a send of 4 MiB
+  // writes into its socket for 0.35-0.4 ms before it returns, and they waited for that). Else
+  // the sends go first, while piece 0 is copied into the slot.
+  const tellFirst = c.readers.length > 0 && c.area.cross !== null;
+  if (!tellFirst) sendAll();
   if (c.readers.length > 0) {
     for (let i = 0; i < pieces; i++) {
       await slotFree(c, i);
@@ -194,6 +201,7 @@ async function writePieces(c: Call, me: number) {
       writeHead(slot, { bytes: data.length, last: i === pieces - 1, ...at });
       if (at.pid === 0) slot.set(data, RING_HEAD);
       c.flow.tell(c.readers, Tag.AREA_READY);
+      if (i === 0 && tellFirst) sendAll();
     }
     // The caller may change its buffer once this returns: the readers must be done with it.
     if (c.area.cross) await c.area.waitDone(c.readers, c.first + pieces);
@@ -205,19 +213,17 @@ async function writePieces(c: Call, me: number) {
 
 /**
  * Another node's leader: receives each piece from its parent leader straight into the next ring
- * slot (posted as soon as the previous piece said more follow and the slot is free), forwards it
- * to its children, tells its node and copies it into its own buffer.
+ * slot (posted as soon as the previous piece said more follow and the slot is free), tells its
+ * node, forwards it to its children and copies it into its own buffer. It never waits for its
+ * readers: they copy out of the slot, which no writer reuses before they are done, so the leader
+ * can take the next call's data while its node still copies this one (measured on 2 + 2 over
+ * sm: 3.0 against 3.3-3.9 ms per 4 MiB call when the leader received into its own buffer and
+ * waited for its reader to copy out of it).
  */
 async function receivePieces(c: Call, parent: number) {
   const ring = c.area.shape.ring;
   const forwarded: Promise<unknown>[] = [];
-  const { chunk } = c.area.shape;
-  // With single copy a piece that fits this rank's buffer goes straight there (the readers copy
-  // it out of it); else into the slot.
-  const into = (i: number) =>
-    c.area.cross && c.readers.length > 0 && c.buf.length >= (i + 1) * chunk
-      ? c.buf.subarray(i * chunk, (i + 1) * chunk)
-      : slotOf(c, i).subarray(RING_HEAD);
+  const into = (i: number) => slotOf(c, i).subarray(RING_HEAD);
   const post = async (i: number) => {
     if (i >= ring) await forwarded[i - ring];
     await slotFree(c, i);
@@ -230,22 +236,23 @@ async function receivePieces(c: Call, parent: number) {
   for (let i = 0; ; i++) {
     const status = (await next.arrival) as { byteLength: number; tag: number };
     const data = next.target.subarray(0, status.byteLength);
-    const inSlot = data.buffer !== c.buf.buffer;
-    if (status.tag === Tag.BCAST_SMALL) return smallReceived(c, data, inSlot, true);
+    if (status.tag === Tag.BCAST_SMALL) {
+      // Out of the ring before anyone hears of it: a small call counts no slot, so the next
+      // call's writer takes this one as soon as the node's readers have the message.
+      const own = c.staging.subarray(0, data.length);
+      own.set(data);
+      return smallReceived(c, own, true, true);
+    }
     const last = status.tag === Tag.BCAST_LAST;
     if (!last) next = await post(i + 1);
-    const at = inSlot ? { pid: 0, address: 0 } : placeOf(c, data);
-    writeHead(slotOf(c, i), { bytes: data.length, last, ...at });
-    forwarded[i] = issued(forward(c, data, pieceTag(last)));
+    writeHead(slotOf(c, i), { bytes: data.length, last, pid: 0, address: 0 });
     c.flow.tell(c.readers, Tag.AREA_READY);
-    if (inSlot) copyOut(c, data, length);
+    forwarded[i] = issued(forward(c, data, pieceTag(last)));
+    copyOut(c, data, length);
     length += data.length;
     if (last) {
       await Promise.all(forwarded);
-      if (c.readers.length > 0) {
-        if (c.area.cross) await c.area.waitDone(c.readers, c.first + i + 1);
-        c.area.markDone(0, c.first + i + 1);
-      }
+      if (c.readers.length > 0) c.area.markDone(0, c.first + i + 1);
       return { length, pieces: i + 1 };
     }
   }
