@@ -153,6 +153,13 @@ export class ShmEndpoint {
   private queuedSends = 0;
   private partials = 0;
   private running = false;
+  /**
+   * recvInPlace is handing a record that still sits in its postbox to the visitor: the loop must
+   * not start meanwhile (a send the visitor queues would run it synchronously, and its drain would
+   * read past the record the visit holds); it starts once the record is freed.
+   */
+  private visiting = false;
+  private kickAfterVisit = false;
   private closed = false;
   private failure: Error | null = null;
   private readonly spinNs: bigint;
@@ -365,11 +372,17 @@ export class ShmEndpoint {
       if (!ring || this.partial[q] || this.inbox[q]!.length > 0) continue;
       const view = ring.peek(KIND_INLINE);
       if (view === null) continue;
+      this.visiting = true;
       try {
         visit(q, view);
       } finally {
+        this.visiting = false;
         ring.skip();
         if (ring.takeProducerWaiting()) this.ringBell(q);
+        if (this.kickAfterVisit) {
+          this.kickAfterVisit = false;
+          this.kick();
+        }
       }
       return true;
     }
@@ -742,6 +755,10 @@ export class ShmEndpoint {
 
   /** Start the progress loop, or wake it if it sleeps. */
   private kick(): void {
+    if (this.visiting) {
+      this.kickAfterVisit = true;
+      return;
+    }
     if (this.running) {
       this.ringBell(this.index);
       return;

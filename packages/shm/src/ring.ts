@@ -168,6 +168,7 @@ export class SpscRing {
    * the record's meta word beforehand.
    */
   readPayload(into?: Uint8Array): Uint8Array | null {
+    if (this.peeked !== 0) throw this.stillPeeked();
     const tail = this.ctrl[R.tail]!; // written only by us
     const head = Atomics.load(this.ctrl, R.head); // acquire: the record's bytes are visible
     if (head === tail) return null;
@@ -227,6 +228,17 @@ export class SpscRing {
     // release: our reads of the slot are complete before the producer may reuse it
     Atomics.store(this.ctrl, R.tail, (tail + this.peeked) % this.twice);
     this.peeked = 0;
+  }
+
+  /**
+   * A read while a peeked record is still in the ring would move `tail` under it, and `skip` would
+   * then land inside a record: refuse it (a caller's bug, not the peer's).
+   */
+  private stillPeeked(): ShmError {
+    return new ShmError(
+      'BAD_ARGS',
+      'a postbox read while the record peek() returned is still held: skip() it first',
+    );
   }
 
   /** Producer: announce (1) or withdraw (0) that we wait for room. See endpoint.ts. */

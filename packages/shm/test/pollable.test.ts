@@ -58,4 +58,26 @@ describe('ShmEndpoint.recvInPlace', () => {
     ]);
     expect(receiver.pollable()).toBe(false); // both records freed
   });
+
+  it('a visitor that queues a large send leaves the postbox intact (the loop starts after the visit)', async () => {
+    const { sender, receiver } = await pair();
+    // records from 0 to 1: the one visited, then two more that must come out whole and in order
+    expect(sender.trySend(1, new Uint8Array([1, 2, 3]))).toBe(true);
+    expect(sender.trySend(1, new Uint8Array([4, 5]))).toBe(true);
+    expect(sender.trySend(1, new Uint8Array([6]))).toBe(true);
+    let queued: Promise<void> | undefined;
+    const large = new Uint8Array(256 * 1024).fill(9); // beyond the postbox: through the pool
+    expect(
+      receiver.recvInPlace((from, view) => {
+        expect([from, ...view]).toEqual([0, 1, 2, 3]);
+        queued = receiver.send(0, large); // queued: starts the endpoint's loop (which drains)
+      }),
+    ).toBe(true);
+    expect([...receiver.tryRecv(0)!.data]).toEqual([4, 5]);
+    expect([...receiver.tryRecv(0)!.data]).toEqual([6]);
+    expect(receiver.tryRecv(0)).toBeUndefined();
+    const got = await sender.recv(1, { timeoutMs: 10_000 });
+    expect(got.data.length).toBe(large.length);
+    await queued;
+  });
 });

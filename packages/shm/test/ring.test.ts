@@ -47,6 +47,17 @@ describe('SpscRing (postbox)', () => {
     expect(r.isEmpty()).toBe(true);
   });
 
+  it('refuses a read while a peeked record is held, which would move the tail under it', () => {
+    const r = ring(64);
+    expect(r.tryWrite(1, bytes(3, 1))).toBe(true);
+    expect(r.tryWrite(1, bytes(2, 7))).toBe(true);
+    expect(r.peek(1)).toEqual(bytes(3, 1));
+    expect(() => r.readPayload()).toThrow(/peek\(\) returned is still held: skip\(\) it first/);
+    r.skip();
+    expect(r.readPayload()).toEqual(bytes(2, 7));
+    expect(r.isEmpty()).toBe(true);
+  });
+
   it('reports full, then accepts again once the consumer made room', () => {
     const r = ring(64); // 64 bytes: a 24-byte payload takes 32
     expect(r.maxPayload).toBe(56);
