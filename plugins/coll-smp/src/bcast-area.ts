@@ -1,7 +1,7 @@
 import type { CollComm } from '@ssi/mpi';
 import { ANY_TAG } from '@ssi/mpi';
-import { AreaFlow, issued, othersThan } from './area-flow';
-import { binomialTree } from './binomial';
+import { AreaFlow, issued } from './area-flow';
+import { bcastRoute } from './bcast-route';
 import type { Hierarchy } from './hierarchy';
 import { type NodeArea, RING_HEAD } from './node-area';
 import { Tag } from './tags';
@@ -15,11 +15,11 @@ interface Call {
   buf: Uint8Array;
   flow: AreaFlow;
   /** The node's ranks that copy the pieces out of the area (all but the writer). */
-  readers: number[];
+  readers: readonly number[];
   local: CollComm;
   leaders: CollComm | null;
   /** This leader's children in the leaders' tree, the largest subtree first. */
-  children: number[];
+  children: readonly number[];
   /** A root's buffer shorter than this travels whole in one message per level (`BCAST_SMALL`). */
   inlineMax: number;
   /** Where a reader receives its first message from the writer (`inlineMax` bytes). */
@@ -99,9 +99,11 @@ function forward(c: Call, data: Uint8Array, tag: number): Promise<unknown> {
  * Resolves when every message is out (the writer's or a staging buffer is reused after).
  */
 function spreadSmall(c: Call, data: Uint8Array, writer: boolean): Promise<unknown> {
-  const tell = writer ? c.readers : [];
-  const local = tell.map((r) => c.local.coll.isend(data, r, Tag.BCAST_SMALL).wait());
-  return Promise.all([forward(c, data, Tag.BCAST_SMALL), ...local]);
+  // Down the leaders' tree first: the other nodes' branches are the longer ones.
+  const down = forward(c, data, Tag.BCAST_SMALL);
+  if (!writer || c.readers.length === 0) return down;
+  const local = c.readers.map((r) => c.local.coll.isend(data, r, Tag.BCAST_SMALL).wait());
+  return Promise.all([down, ...local]);
 }
 
 /**
@@ -148,27 +150,25 @@ export async function bcastThroughArea(
   root: number,
   inlineMax: number,
 ): Promise<number> {
-  const { loc, local, leaders } = h;
-  const rootNode = loc.nodeOf(root);
-  const onRootNode = loc.node === rootNode;
-  const writer = onRootNode ? loc.localRanks.indexOf(root) : 0;
-  const tree = leaders ? binomialTree(leaders.rank, rootNode, leaders.size) : null;
+  const { local, leaders } = h;
+  const route = bcastRoute(h, root);
+  const { writer } = route;
   const c: Call = {
     area,
     first: area.piecesSent,
     buf,
     flow: new AreaFlow(local),
-    readers: othersThan(local.size, writer),
+    readers: route.readers,
     local,
     leaders,
-    children: tree ? tree.children.reverse() : [],
+    children: route.children,
     inlineMax,
     staging: stagingOf(h, inlineMax),
   };
   let moved: { length: number; pieces: number };
   if (local.rank !== writer) moved = await readPieces(c, local.rank, writer);
-  else if (onRootNode) moved = await writePieces(c, local.rank);
-  else moved = await receivePieces(c, tree!.parent);
+  else if (route.onRootNode) moved = await writePieces(c, local.rank);
+  else moved = await receivePieces(c, route.parent);
   area.piecesSent = c.first + moved.pieces;
   await c.flow.drained();
   return moved.length;
