@@ -1,6 +1,15 @@
 // @ssi/lam: the run-time environment (lamd, OOB messaging, sessions, client library) and the
 // base of the boot framework.
 
+export { bindPolicy } from './binding/bind-param';
+export type { BindPlan, BindPolicy } from './binding/bind-plan';
+export { BIND_POLICIES, planBinding } from './binding/bind-plan';
+export { boundArgv, findTaskset } from './binding/bound-command';
+export { formatCpuList, parseCpuList } from './binding/cpu-list';
+export type { Binding, BindRequest } from './binding/job-binder';
+export { JobBinder } from './binding/job-binder';
+export type { NodeCpus } from './binding/node-cpus';
+export { allowedCpus, coresOf, heldCpus, readNodeCpus } from './binding/node-cpus';
 export type { AlgorithmName, AlgorithmRun } from './boot/algorithms';
 export {
   bootableNodes,
@@ -124,6 +133,7 @@ export type {
   OpResult,
   ProcRecord,
   SpawnRequest,
+  Started,
 } from './wire/ops';
 export { LAMD_OPS } from './wire/ops';
 export type { EventKind, OobAddress, WireMessage } from './wire/wire';

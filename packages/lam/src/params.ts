@@ -35,6 +35,11 @@ export const LAM_PARAMS = {
     default: 16 * 1024 * 1024,
     help: 'Bytes of OOB messages a lamd holds for one process that has not attached yet',
   },
+  lam_bind_to: {
+    type: 'string',
+    default: 'core',
+    help: 'Binding of the ranks mpirun starts (mpirun --bind-to): "core" binds each rank of a job to a core (or hardware thread) of its own when the node has that many CPUs free, none when the node is oversubscribed or its CPUs are held by other pinned processes; "none" never binds',
+  },
 } as const;
 
 export type LamParamName = keyof typeof LAM_PARAMS;

@@ -26,8 +26,17 @@ export async function bcastBinomial(comm: CollComm, buf: Uint8Array, root: numbe
   const pos = rel(c.rank, root, n);
   const sub = subtreeOf(pos, n);
   if (pos !== 0) await c.recv(buf, abs(pos - sub, root, n), Tag.BCAST);
+  let m = sub / 2;
+  while (m >= 1 && pos + m >= n) m /= 2;
+  if (m < 1) return; // a leaf
+  if (m < 2) {
+    // One child (every sender at np 2, the last level elsewhere): a blocking send, whose fast
+    // path completes at once, instead of a request, its wait and a Promise.all.
+    await c.send(buf, abs(pos + m, root, n), Tag.BCAST);
+    return;
+  }
   const sends: CollRequest[] = [];
-  for (let m = sub / 2; m >= 1; m /= 2) {
+  for (; m >= 1; m /= 2) {
     if (pos + m < n) sends.push(c.isend(buf, abs(pos + m, root, n), Tag.BCAST));
   }
   await Promise.all(sends.map((s) => s.wait()));

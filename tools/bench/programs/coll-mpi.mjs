@@ -1,13 +1,14 @@
 // The `ssi` column of `ssi-bench coll`: collectives of @ssi/mpi on N ranks (started by the
 // benchmark with `launchJob`, `--ssi rpi tcp --ssi coll <module>`). The same loop as c/coll.c.
 //
-//   coll-mpi.mjs <reps> <op>:<bytes>:<iters>:<warmup>...
+//   coll-mpi.mjs <reps> <op>:<bytes>:<iters>:<warmup>[:<warmup ms>]...
 //
 // op is barrier (bytes 0), bcast (`bytes` from rank 0), allreduce, reduce to rank 0 and scan
 // (`bytes` of float32, SUM), reducescatter (`bytes` of float32 per rank, SUM),
 // alltoall (`bytes` per pair), allgather (`bytes` per rank) or sendrecv (`bytes` to rank + 1 from
 // rank - 1: point-to-point, the exchange alltoall makes on 2 ranks). For each point every rank runs an unrecorded warm-up pass of
-// `warmup` calls (the JIT of a fresh Node process needs thousands of calls to settle), then per
+// `warmup` calls (the JIT of a fresh Node process needs thousands of calls to settle), lasting at
+// least `warmup ms` (the optional fifth field; rank 0 decides after each block of 500), then per
 // repetition: a barrier (not timed), `iters` calls back to back, timed on each rank. Rank 0 gathers the per-rank times (not timed) and prints one line
 // per point,
 //   COLL {"op":O,"bytes":B,"np":N,"iters":I,"maxNs":[...],"avgNs":[...],"minNs":[...]}
@@ -24,8 +25,14 @@ const { MPI, SUM } = await import(process.env.SSI_BENCH_MPI_URL || '@ssi/mpi');
 const [reps, ...pairs] = process.argv.slice(2);
 const nreps = Number(reps);
 const plan = pairs.map((p) => {
-  const [op, bytes, iters, warmup] = p.split(':');
-  return { op, bytes: Number(bytes), iters: Number(iters), warmup: Number(warmup) };
+  const [op, bytes, iters, warmup, warmupMs = '0'] = p.split(':');
+  return {
+    op,
+    bytes: Number(bytes),
+    iters: Number(iters),
+    warmup: Number(warmup),
+    warmupMs: Number(warmupMs),
+  };
 });
 
 const mpi = await MPI.init();
@@ -201,6 +208,24 @@ function setup({ op, bytes }) {
   return fail(`unknown operation "${op}"`);
 }
 
+/** Rank 0's "go on" to every rank after each block of the timed warm-up. */
+const goOn = new Uint8Array(1);
+
+/**
+ * More warm-up calls, in blocks of 500, until `ms` have passed since `t0` on rank 0 (V8 optimizes
+ * after time as well as calls: on a loaded machine the calls alone leave the first timed passes
+ * of a latency operation unoptimized). Rank 0 decides for all, so every rank makes the same calls.
+ */
+async function warmFor(p, ms, t0) {
+  if (!(ms > 0)) return;
+  for (;;) {
+    goOn[0] = rank === 0 && Number(process.hrtime.bigint() - t0) / 1e6 < ms ? 1 : 0;
+    await world.bcast(goOn, 0);
+    if (goOn[0] === 0) return;
+    for (let i = 0; i < 500; i++) await p.run();
+  }
+}
+
 /** The result lines, printed together at the end. */
 const lines = [];
 for (const point of plan) {
@@ -216,6 +241,7 @@ for (const point of plan) {
     const t0 = process.hrtime.bigint();
     for (let i = 0; i < n; i++) await p.run();
     const ns = Number(process.hrtime.bigint() - t0) / Math.max(1, n);
+    if (r === 0) await warmFor(p, point.warmupMs, t0);
     if (n > 0) p.check();
     const all = await world.gather(new Float64Array([ns]), 0);
     if (r > 0 && rank === 0) {

@@ -44,9 +44,16 @@ interface MpiTesting {
     ssi?: Record<string, string | number | boolean>;
     env?: Record<string, string>;
     nodes?: readonly string[];
+    bind?: 'core' | 'none';
     timeoutMs?: number;
     label?: string;
-  }): Promise<{ ok: boolean; failure?: string; output: string; stdout: string[] }>;
+  }): Promise<{
+    ok: boolean;
+    failure?: string;
+    output: string;
+    stdout: string[];
+    bindings?: { cpus?: string; reason: string }[];
+  }>;
   killAllJobs(): void;
 }
 
@@ -80,11 +87,15 @@ export async function ssiRunner(
   env: Record<string, string> = {},
   /** Node addresses: ranks placed in blocks, one node per address (launchJob's `nodes`). */
   nodes?: readonly string[],
+  /** launchJob's `bind` (as mpirun's --bind-to; default none). */
+  bind?: 'core' | 'none',
 ): Promise<{ run: MpiRunner; info: Record<string, unknown> }> {
   const dist = mpiDist(root);
   const testing = (await import(pathToFileURL(dist.testing).href)) as MpiTesting;
   killMpiJobs = () => testing.killAllJobs();
   const file = join(root, 'programs', program);
+  // What the ranks got, per process count (filled as jobs run; the JSON is written after).
+  const bindingSeen = new Set<string>();
   const run: MpiRunner = async (np, args, timeoutMs) => {
     const r = await testing.launchJob({
       np,
@@ -93,6 +104,7 @@ export async function ssiRunner(
       ssi: { ...ssi },
       env: { SSI_BENCH_MPI_URL: pathToFileURL(dist.index).href, ...env },
       nodes,
+      bind,
       timeoutMs,
       label: `${program} (np ${np})`,
     });
@@ -100,9 +112,24 @@ export async function ssiRunner(
       testing.killAllJobs(); // launchJob has killed them already; no rank may outlive the run
       throw new Error(`${r.failure}\n${r.output.split('\n').slice(-30).join('\n')}`);
     }
+    if (r.bindings) bindingSeen.add(describeBindings(np, r.bindings));
     return r.stdout[0] ?? '';
   };
-  return { run, info: { program: file, mpi: dist.index, ssi, ...(nodes ? { nodes } : {}) } };
+  const where = { ...(nodes ? { nodes } : {}), ...(bind ? { bind } : {}) };
+  const info: Record<string, unknown> = { program: file, mpi: dist.index, ssi, ...where };
+  if (bind)
+    Object.defineProperty(info, 'bindings', { get: () => [...bindingSeen], enumerable: true });
+  return { run, info };
+}
+
+/** One line per job: `np 2: CPU 0, 1` or `np 4: not bound: oversubscribed (...)`. */
+function describeBindings(
+  np: number,
+  bindings: readonly { cpus?: string; reason: string }[],
+): string {
+  const cpus = bindings.map((b) => b.cpus);
+  if (cpus.every((c) => c !== undefined)) return `np ${np}: CPU ${cpus.join(', ')}`;
+  return `np ${np}: ${bindings.find((b) => b.cpus === undefined)?.reason ?? 'not bound'}`;
 }
 
 /**

@@ -127,16 +127,20 @@ describe('coll benchmark: plan, driver output, tables', () => {
     expect(warmupCalls(op('alltoall'), 5, false)).toBe(2);
   });
 
-  it('driver arguments: kind, bytes, calls and warm-up calls per point', () => {
+  it('driver arguments: kind, bytes, calls, warm-up calls and (latency ops) warm-up ms per point', () => {
     const p = planColl(['--np', '4']);
     expect(driverArgs(1, p.points.get(4)!)).toEqual([
       '1',
-      'barrier:0:500:4000',
+      'barrier:0:500:4000:500',
       `bcast:${4 * MiB}:32:8`,
-      'allreduce:8:500:4000',
+      'allreduce:8:500:4000:500',
       `allreduce:${4 * MiB}:16:4`,
       `alltoall:${MiB}:16:4`,
     ]);
+    // --quick: no time floor
+    expect(driverArgs(1, planColl(['--np', '4', '--quick']).points.get(4)!)[1]).toBe(
+      'barrier:0:50:400',
+    );
   });
 
   it('parses driver lines: COLL lines only, malformed ones refused', () => {
@@ -221,6 +225,16 @@ describe('coll benchmark: plan, driver output, tables', () => {
       '--allow-run-as-root --oversubscribe -np 8 --bind-to none --mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include lo',
     );
     expect(flags.join(' ')).not.toMatch(/coll/); // Open MPI's default collectives
+    // --bind core: Open MPI's own default binding (no --bind-to), as the ssi ranks get mpirun's
+    expect(ompiFlags(2, false, 'core').join(' ')).toBe(
+      '--allow-run-as-root --oversubscribe -np 2 --mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include lo',
+    );
+    expect(ompiFlags(2, true, 'none').join(' ')).toMatch(
+      /--bind-to none --mca pml ob1 --mca btl self,vader$/,
+    );
+    expect(planColl([]).bind).toBe('core');
+    expect(planColl(['--bind', 'none']).bind).toBe('none');
+    expect(() => planColl(['--bind', 'socket'])).toThrow(/--bind: core or none, got "socket"/);
   });
 
   it('tables: times in the unit of the table, ssi/ompi per row and per process count', () => {

@@ -1,7 +1,15 @@
+import { bindPolicy } from '@ssi/lam';
 import { discoveryHandoverEnv, type JobRecord } from '@ssi/mpi';
 import { createCliContext, reportProblems } from '../cli-context';
 import { readAppSchema } from '../mpirun/app-schema';
-import { type JobPart, parseMpirunArgs, parsePart, programStart, USAGE } from '../mpirun/args';
+import {
+  bindToAsSsi,
+  type JobPart,
+  parseMpirunArgs,
+  parsePart,
+  programStart,
+  USAGE,
+} from '../mpirun/args';
 import { forwardedEnv } from '../mpirun/forwarded-env';
 import { newJobId } from '../mpirun/job';
 import { type Placement, placeJob } from '../mpirun/placement';
@@ -17,6 +25,7 @@ import { checkSettings } from '../settings-check';
 const CR_RESTART = '--cr-restart';
 
 export async function main(argv: string[]): Promise<number> {
+  argv = bindToAsSsi(argv);
   let restart: RestartJob | undefined;
   if (argv[0] === CR_RESTART) {
     if (!argv[1]) throw new UsageError(`${CR_RESTART} needs a series directory`);
@@ -31,6 +40,7 @@ export async function main(argv: string[]): Promise<number> {
     : jobArgs(ctx.rest);
   reportProblems(ctx);
   await checkSettings(ctx, (line) => say(`mpirun: ${line}`)); // typos and bad values: once, first
+  const bindTo = bindPolicy(ctx.params);
   for (const part of parts) commandFor(part.argv, process.cwd()); // a missing program fails here
   const tsNotes = await compileTsPrograms(
     parts.map((p) => p.argv),
@@ -57,7 +67,7 @@ export async function main(argv: string[]): Promise<number> {
       placements,
       jobId: newJobId(universe.client),
       record: recordOf(placements, ssiEnv),
-      job: { ssiEnv, noWait, prefix, verbose, say },
+      job: { ssiEnv, noWait, prefix, verbose, say, bindTo },
       // Module discovery once per job: the ranks read only the module packages mpirun found.
       rankEnv: { ...forwardedEnv(ctx.params), ...discoveryHandoverEnv(rankSearchFrom(parts)) },
       restart: restart && {

@@ -1,5 +1,6 @@
 import type { ModuleRecord, SsiContext } from '@ssi/core';
 import { FRAMEWORKS, formatRequirement, formatVersion, SSI_API_VERSION } from '@ssi/core';
+import { bindingSummary } from './binding-line';
 
 export interface ModuleInfo {
   type: string;
@@ -54,6 +55,7 @@ export function overview(ctx: SsiContext, cliVersion: string): string[] {
       ([type, f]) => `${label(`${type} framework`)}: API v${f.api} (selector --ssi ${f.selector})`,
     ),
     `${label('Parameter file')}: ${file.path}${file.found ? '' : ' (not present)'}`,
+    `${label('Rank binding')}: ${bindingSummary(ctx)}`,
   ];
   const modules = ctx.discovery.modules.map(moduleInfo);
   if (modules.length === 0) lines.push(`${label('Modules')}: none found`);

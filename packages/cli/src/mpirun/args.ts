@@ -14,7 +14,9 @@ Node, .ts/.mts/.cts programs directly through tsx, anything else as a command.
   -wd dir          working directory of the ranks (default: this directory)
   -nw              do not wait: start the job and exit (rank 0 takes mpirun's part)
   --no-prefix      forward output as is, without the [rank] prefix on every line
-  -v               say what is started where
+  --bind-to core|none  bind each rank to a core of its own where its node has enough free
+                   cores (default core: none when oversubscribed), or never (--ssi lam_bind_to)
+  -v               say what is started where (and bound to which CPU)
 An application schema has one line per program: [nodes] [-np N] [-x ...] [-wd dir] program [args]
 (# starts a comment).
 Checkpoint/restart: --ssi cr self --ssi rpi crtcp makes the job checkpointable (the program saves
@@ -46,7 +48,25 @@ export interface MpirunArgs {
 const PROGRAM_EXTENSIONS = /\.(c|m)?(j|t)s$/;
 
 /** Options that take a value: the value is not the program. */
-const VALUE_OPTIONS = new Set(['-np', '-c', '-x', '-wd', '--ssi', '-ssi']);
+const VALUE_OPTIONS = new Set(['-np', '-c', '-x', '-wd', '--ssi', '-ssi', '--bind-to']);
+
+/**
+ * `--bind-to <policy>` before the program is `--ssi lam_bind_to <policy>` (one place decides:
+ * the parameter, whatever set it); the value is checked with the other settings.
+ */
+export function bindToAsSsi(argv: readonly string[]): string[] {
+  const out = [...argv];
+  const end = programStart(argv);
+  for (let i = 0; i < end; i++) {
+    if (out[i] === '--ssi' || out[i] === '-ssi') i += 2;
+    else if (out[i] === '--bind-to') {
+      if (i + 1 >= end) throw new UsageError('--bind-to needs a policy: core or none');
+      out.splice(i, 2, '--ssi', 'lam_bind_to', out[i + 1]!);
+      return bindToAsSsi(out);
+    } else if (VALUE_OPTIONS.has(out[i]!)) i++;
+  }
+  return out;
+}
 
 /** Index in argv where the program (or the app schema) starts. */
 export function programStart(argv: readonly string[]): number {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:os';
-import type { ExitStatus, LamClient, RemoteProcess } from '@ssi/lam';
+import type { BindPolicy, ExitStatus, LamClient, RemoteProcess } from '@ssi/lam';
 import { type AbortMsg, formatAddress, HUB_ENV, type HubControl, JOB_ENV, JobHub } from '@ssi/mpi';
 import { LineForwarder } from './output';
 import type { Placement } from './placement';
@@ -13,6 +13,11 @@ export interface JobOptions {
   prefix: boolean;
   verbose: boolean;
   say: (line: string) => void;
+  /**
+   * Binding of the ranks (`--bind-to`, lam_bind_to; default none): each node's lamd places the
+   * job's ranks on it (`planBinding` of @ssi/lam) and says what it chose.
+   */
+  bindTo?: BindPolicy;
   /**
    * mpirun-side code of the job (crlam modules, tools) gets the job control channel here, before
    * any rank starts: `control.on(type, (rank, payload) => reply)`, `control.send(rank | 'all',
@@ -140,6 +145,7 @@ export async function runJob(
   const perNode = new Map<number, number>();
   for (const p of placements) perNode.set(p.node.id, (perNode.get(p.node.id) ?? 0) + 1);
   const maxNodeRanks = String(Math.max(...perNode.values()));
+  const slots = nodeSlots(placements);
   const envFor = (p: Placement, hubAddress: string): Record<string, string> => ({
     ...exportedEnv(p.part.exports),
     ...opts.ssiEnv,
@@ -160,9 +166,22 @@ export async function runJob(
     const cwd = p.part.wd ?? process.cwd();
     const argv = opts.argvOf?.(p.rank) ?? commandFor(p.part.argv, process.cwd());
     // `job` lets the lamd remove the job's shared-memory segments once its last rank here exits.
-    r.proc = await client.spawn(p.node.id, { argv, cwd, env: envFor(p, hubAddress), job: jobId });
-    if (opts.verbose)
-      opts.say(`mpirun: rank ${p.rank} is pid ${r.proc.pid} on n${p.node.id} (${p.node.name})`);
+    const bind = { to: opts.bindTo ?? 'none', slot: slots[p.rank]!, of: perNode.get(p.node.id)! };
+    r.proc = await client.spawn(p.node.id, {
+      argv,
+      cwd,
+      env: envFor(p, hubAddress),
+      job: jobId,
+      bind,
+    });
+    if (opts.verbose) {
+      const b = r.proc.binding;
+      const where =
+        b?.cpus !== undefined ? `, on CPU ${b.cpus}: ${b.reason}` : b ? `: ${b.reason}` : '';
+      opts.say(
+        `mpirun: rank ${p.rank} is pid ${r.proc.pid} on n${p.node.id} (${p.node.name})${where}`,
+      );
+    }
     r.proc.on('stdout', (d: Buffer) => r.out.push(d));
     r.proc.on('stderr', (d: Buffer) => r.err.push(d));
   };
@@ -208,6 +227,18 @@ export async function runJob(
       r.err.flush();
     }
   }
+}
+
+/** Each rank's index among the job's ranks on its node (what the lamd binds by). */
+function nodeSlots(placements: readonly Placement[]): number[] {
+  const next = new Map<number, number>();
+  const slots: number[] = [];
+  for (const p of placements) {
+    const slot = next.get(p.node.id) ?? 0;
+    next.set(p.node.id, slot + 1);
+    slots[p.rank] = slot;
+  }
+  return slots;
 }
 
 /** Ends the job with `code`, saying `why` once (first call wins); the ranks are killed. */

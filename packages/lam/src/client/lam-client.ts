@@ -234,13 +234,15 @@ export class LamClient extends EventEmitter {
 
   /** Starts a process on `node`; its output and exit come back to this client. */
   async spawn(node: number, req: SpawnRequest): Promise<RemoteProcess> {
-    const { pid } = await this.request(node, 'spawn', {
+    const { pid, binding } = await this.request(node, 'spawn', {
       argv: req.argv,
       cwd: req.cwd,
       env: req.env,
       job: req.job,
+      bind: req.bind,
     });
     const proc = new RemoteProcess(node, pid, (signal) => this.signal(node, pid, signal));
+    if (binding) proc.binding = binding;
     const key = `${node}:${pid}`;
     this.processes.set(key, proc);
     for (const ev of this.unclaimed.get(key) ?? []) this.processEvent(proc, ev);

@@ -1,4 +1,5 @@
 import { EventEmitter } from 'node:events';
+import type { Binding } from '../binding/job-binder';
 import type { ExitStatus } from '../wire/ops';
 
 /**
@@ -10,6 +11,8 @@ export class RemoteProcess extends EventEmitter {
   readonly exited: Promise<ExitStatus>;
   private settle!: { resolve: (s: ExitStatus) => void; reject: (e: Error) => void };
   status: ExitStatus | undefined;
+  /** The CPUs the lamd bound the process to and why, when the spawn asked for binding. */
+  binding: Binding | undefined;
   /** events that arrived before the caller could attach listeners, replayed in order */
   private held: (() => void)[] | undefined = [];
 

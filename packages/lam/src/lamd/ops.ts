@@ -51,20 +51,20 @@ async function spawn(lamd: Lamd, req: Req): Promise<LamdOps['spawn'][1]> {
   if (problem) throw new LamError('BAD_ARGS', `spawn on ${lamd.describe()}: ${problem}`);
   const args = req.args as LamdOps['spawn'][0];
   const io = args.io ?? req.src;
-  const pid = await lamd.procs
+  return await lamd.procs
     .spawn(
       {
         argv: args.argv,
         cwd: args.cwd ?? undefined,
         env: args.env ?? undefined,
         job: args.job ?? undefined,
+        bind: args.bind ?? undefined,
       },
       io,
     )
     .catch((err: LamError) => {
       throw new LamError('REMOTE', `on ${lamd.describe()}: ${err.message}`);
     });
-  return { pid };
 }
 
 function signal(lamd: Lamd, args: unknown): null {

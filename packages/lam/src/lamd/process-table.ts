@@ -2,6 +2,8 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { BIND_POLICIES } from '../binding/bind-plan';
+import { type Binding, type BindRequest, JobBinder } from '../binding/job-binder';
 import { LamError } from '../errors';
 import { procStartTime } from '../session/proc-identity';
 import type { OobAddress } from '../wire/wire';
@@ -17,6 +19,17 @@ export interface SpawnRequest {
    * node has exited, the lamd removes the job's node-local resources (`jobResourcePrefix`).
    */
   job?: string;
+  /**
+   * Bind the process to CPUs of its own (`mpirun --bind-to`): its job's policy and its place among
+   * the job's processes on this node. Needs `job` (the plan is per job).
+   */
+  bind?: BindRequest;
+}
+
+/** A started process: its pid and, when binding was asked for, what it got. */
+export interface Started {
+  pid: number;
+  binding?: Binding;
 }
 
 export interface ExitStatus {
@@ -60,25 +73,36 @@ export class ProcessTable {
       env: () => Record<string, string>;
       log: LamdLog;
       sink: ProcessSink;
+      /** Places bound processes (default: one that reads this node's CPUs and uses taskset). */
+      binder?: JobBinder;
     },
-  ) {}
+  ) {
+    this.binder = opts.binder ?? new JobBinder();
+  }
 
-  spawn(req: SpawnRequest, owner: OobAddress): Promise<number> {
-    const [file, ...args] = req.argv;
+  private readonly binder: JobBinder;
+
+  spawn(req: SpawnRequest, owner: OobAddress): Promise<Started> {
+    const file = req.argv[0]!;
     const cwd = usableDir(req.cwd) ?? homedir();
-    const child = spawn(file!, args, {
+    const env = { ...this.opts.env(), ...req.env };
+    const bound = this.binder.bind(req.job, req.bind, req.argv, { path: env.PATH ?? '', cwd });
+    const [command, ...args] = bound.argv;
+    const child = spawn(command!, args, {
       cwd,
-      env: { ...this.opts.env(), ...req.env },
+      env,
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     return new Promise((resolve, reject) => {
       child.once('error', (err: NodeJS.ErrnoException) => {
         if (child.pid !== undefined) return; // an error after start is reported as the exit
+        if (req.job !== undefined && !this.liveJobs().has(req.job)) this.binder.jobEnded(req.job);
         reject(new LamError('REMOTE', `cannot start "${file}": ${describeSpawnError(err)}`));
       });
       child.once('spawn', () => {
-        resolve(this.track(child, req, owner));
+        const pid = this.track(child, req, owner);
+        resolve(bound.binding ? { pid, binding: bound.binding } : { pid });
       });
     });
   }
@@ -103,7 +127,10 @@ export class ProcessTable {
         rmSync(recordFile, { force: true });
         this.opts.log.debug(`process ${pid} exited (code ${code}, signal ${signal})`);
         sink.exit(owner, pid, { code, signal });
-        if (record.job !== undefined && !this.liveJobs().has(record.job)) sink.jobEnded(record.job);
+        if (record.job !== undefined && !this.liveJobs().has(record.job)) {
+          this.binder.jobEnded(record.job);
+          sink.jobEnded(record.job);
+        }
         done();
       });
     });
@@ -200,10 +227,27 @@ export function spawnRequestProblem(value: unknown): string | undefined {
     return 'cwd must be a string';
   if (r.job !== undefined && r.job !== null && (typeof r.job !== 'string' || r.job === ''))
     return 'job must be a non-empty string (a job id)';
+  if (r.bind !== undefined && r.bind !== null) {
+    const problem = bindRequestProblem(r.bind);
+    if (problem) return problem;
+  }
   if (r.env !== undefined && r.env !== null) {
     if (typeof r.env !== 'object' || Array.isArray(r.env)) return 'env must be a map of strings';
     if (!Object.values(r.env).every((v) => typeof v === 'string'))
       return 'env values must be strings';
   }
+  return undefined;
+}
+
+function bindRequestProblem(value: unknown): string | undefined {
+  const b = value as Record<string, unknown>;
+  if (typeof b !== 'object' || Array.isArray(b)) return 'bind must be { to, slot, of }';
+  if (!BIND_POLICIES.includes(b.to as never))
+    return `bind.to must be one of ${BIND_POLICIES.join(', ')}, got ${JSON.stringify(b.to)}`;
+  const slot = b.slot as number;
+  const of = b.of as number;
+  if (!Number.isInteger(of) || of < 1) return 'bind.of must be a positive integer (processes here)';
+  if (!Number.isInteger(slot) || slot < 0 || slot >= of)
+    return `bind.slot must be an integer from 0 to bind.of - 1 (${of - 1}), got ${JSON.stringify(slot)}`;
   return undefined;
 }

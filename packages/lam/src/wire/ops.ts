@@ -1,4 +1,4 @@
-import type { ExitStatus, ProcRecord, SpawnRequest } from '../lamd/process-table';
+import type { ExitStatus, ProcRecord, SpawnRequest, Started } from '../lamd/process-table';
 import type { UniverseNode } from '../universe';
 
 /** The requests a lamd answers: name → [arguments, result]. Shared by lamd and client. */
@@ -8,7 +8,7 @@ export interface LamdOps {
   /** the universe as this lamd knows it (lamnodes) */
   universe: [null, UniverseNode[]];
   /** start a process; its output and exit go to `io` (default: the requester) */
-  spawn: [SpawnRequest & { io?: { node: number; proc: number } }, { pid: number }];
+  spawn: [SpawnRequest & { io?: { node: number; proc: number } }, Started];
   /** deliver a signal to a process this lamd started (its whole process group) */
   signal: [{ pid: number; signal: string }, null];
   /** the processes this lamd started and that still run */
@@ -36,4 +36,4 @@ export const LAMD_OPS: readonly LamdOp[] = [
   'universe-update',
 ];
 
-export type { ExitStatus, ProcRecord, SpawnRequest };
+export type { ExitStatus, ProcRecord, SpawnRequest, Started };

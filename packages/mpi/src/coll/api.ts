@@ -77,7 +77,8 @@ function concat(blocks: Uint8Array[]): Uint8Array {
   return out;
 }
 
-export async function barrier(comm: Communicator, coll: Coll): Promise<void> {
+/** Not async: it only hands over to the module (an async wrapper adds promise hops per call). */
+export function barrier(comm: Communicator, coll: Coll): Promise<void> {
   if (comm.isInter) return collFunction(coll, 'barrierInter', comm)(comm);
   return collFunction(coll, 'barrier', comm)(comm);
 }

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type Server, type Socket } from 'node:net';
 import { hostname } from 'node:os';
 import { ENV_PREFIX } from '@ssi/core';
+import { type Binding, type BindPolicy, JobBinder } from '@ssi/lam';
 import { parseControlUp } from '../control/control-protocol';
 import { HubControl } from '../control/hub-control';
 import { JOB_ENV } from '../job-runtime';
@@ -28,6 +29,12 @@ export interface LaunchOptions {
    * placed in blocks, as `mpirun C` does. Default: one node at 127.0.0.1.
    */
   nodes?: readonly string[];
+  /**
+   * Bind the ranks as mpirun does (`core`: a core each where this machine has enough free ones,
+   * `planBinding` of @ssi/lam; default `none`). All ranks run on this machine, whatever `nodes`
+   * says, so they are planned as one node.
+   */
+  bind?: BindPolicy;
   /** Kill everything and fail after this long (default 60 s). */
   timeoutMs?: number;
   cwd?: string;
@@ -61,6 +68,8 @@ export interface JobResult {
   durationMs: number;
   /** Control messages the launcher dropped, and why (malformed, unknown type, failing handler). */
   controlWarnings: string[];
+  /** What each rank got when `bind` asked for binding. */
+  bindings?: Binding[];
 }
 
 /** A failed job for an assertion message: why, then the last 4000 characters of its output. */
@@ -69,6 +78,9 @@ export function explainJob(r: JobResult): string {
 }
 
 const live = new Set<ChildProcess>();
+
+/** One binder for every job this process launches: jobs at once never share a CPU. */
+const binder = new JobBinder();
 
 /** Kills every process any job of this test process started and that still runs. */
 export function killAllJobs(): void {
@@ -260,11 +272,22 @@ export async function launchJob(options: LaunchOptions): Promise<JobResult> {
       [JOB_ENV.TEST_RENDEZVOUS]: `127.0.0.1:${address.port}`,
       ...options.rankEnv?.(rank),
     };
-    const child = spawn(
-      process.execPath,
-      [...(options.execArgv ?? []), options.program, ...(options.args ?? [])],
-      { cwd: options.cwd, env, stdio: ['ignore', 'pipe', 'pipe'] },
+    const bound = binder.bind(
+      jobId,
+      options.bind && { to: options.bind, slot: rank, of: np },
+      [process.execPath, ...(options.execArgv ?? []), options.program, ...(options.args ?? [])],
+      { path: process.env.PATH ?? '', cwd: options.cwd ?? process.cwd() },
     );
+    if (bound.binding) {
+      result.bindings ??= [];
+      result.bindings[rank] = bound.binding;
+    }
+    const [command, ...commandArgs] = bound.argv;
+    const child = spawn(command!, commandArgs, {
+      cwd: options.cwd,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     children.push(child);
     live.add(child);
     const forward = (stream: NodeJS.ReadableStream, err: boolean) => {
@@ -306,6 +329,7 @@ export async function launchJob(options: LaunchOptions): Promise<JobResult> {
   }
 
   await done;
+  binder.jobEnded(jobId);
   clearTimeout(timer);
   for (const s of sockets) s?.destroy();
   server.close();

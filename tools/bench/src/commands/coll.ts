@@ -28,18 +28,21 @@ const USAGE = `usage: node tools/bench/dist/cli.js coll [options]
 Collective operations on N processes of this machine, columns measured in the same run by the
 same loop (a barrier, then many calls back to back, timed on every rank):
   ssi     @ssi/mpi with --ssi rpi tcp --ssi coll <module> (launchJob of @ssi/mpi/testing), one
-          column per module of --coll (default lam_basic)
+          column per module of --coll (default lam_basic); ranks bound as mpirun binds them
+          (--bind core: a CPU each when they fit on free CPUs, none when oversubscribed)
   ompi    Open MPI: tools/bench/c/coll.c compiled with mpicc, run with mpirun --mca pml ob1
           --mca btl tcp,self --mca btl_tcp_if_include lo (TCP on loopback), with Open MPI's
-          default collective algorithms (its tuned module's decisions)
+          default collective algorithms (its tuned module's decisions) and its default binding
+          (core at np <= 2, none when oversubscribed); with --bind none, --bind-to none
 Time per call = the slowest rank's mean over a timed pass (IMB's t_max); the tables show medians
 over the repetitions and ssi/ompi (<module>/ompi with several modules) = ratio of the medians
 (< 1: @ssi/mpi is faster).
 Every driver run first makes unrecorded calls of each operation (4000 for barrier and allreduce8,
-for the JIT of fresh Node processes; a quarter of a pass for the large ones), in both columns.
+for the JIT of fresh Node processes; a quarter of a pass for the large ones), in both columns;
+the Node driver's warm-up of a latency operation also lasts at least 500 ms (not with --quick).
 Repetitions are interleaved: round r runs every column once for every process count.
 More processes than CPUs oversubscribe the machine (8 on 2 CPUs): both columns alike; nothing
-is pinned.
+is bound then.
 
 operations (--ops):
   barrier      MPI_Barrier / comm.barrier()
@@ -79,6 +82,8 @@ options:
   --nodes N      the ssi columns' ranks in N blocks on N loopback node addresses (127.0.0.2,
                  ...; default 1: one node), e.g. for hierarchical modules (--coll smp,lam_basic);
                  Open MPI always runs on one node
+  --bind core|none  binding of both columns' ranks (default core: each launcher's default, a
+                 core each where they fit; none: nothing bound, Open MPI with --bind-to none)
   --quick        a tenth of the iterations (a smoke run; numbers are noisier)`;
 
 const KiB = 1024;
@@ -320,11 +325,24 @@ export function warmupCalls(op: CollOp, iters: number, quick: boolean): number {
   return Math.max(2, Math.ceil(iters / 4));
 }
 
+/**
+ * The latency operations' warm-up also lasts at least this long in the Node driver: V8 optimizes
+ * after time as well as calls, and on a loaded machine the compiler thread gets little of it (2
+ * bound ranks, load 24: a barrier took 100-200 us over the first 1500 calls, 25 us at 3500 and
+ * settled at 7 us after 5500 calls, 330 ms; 50-100 us for good with --no-opt). The C driver
+ * ignores it (no JIT).
+ */
+export function warmupMs(op: CollOp, quick: boolean): number {
+  return op.unit === 'us' && !quick ? 500 : 0;
+}
+
 /** One operation at one process count. */
 export interface CollPoint {
   op: CollOp;
   iters: number;
   warmup: number;
+  /** Least warm-up time of the Node driver, ms (`warmupMs`). */
+  warmupMs?: number;
 }
 
 export interface CollPlan {
@@ -339,6 +357,8 @@ export interface CollPlan {
   nodes: number;
   /** `--rpi`: the ssi columns' rpi; with sm, Open MPI runs over vader (shared memory). */
   rpi: 'tcp' | 'sm';
+  /** `--bind`: both columns' ranks bound as their launcher does by default, or not at all. */
+  bind: 'core' | 'none';
 }
 
 function list(o: Options, name: string, dflt: readonly string[]): string[] {
@@ -350,7 +370,7 @@ function list(o: Options, name: string, dflt: readonly string[]): string[] {
 
 export function planColl(args: string[]): CollPlan {
   const o = new Options(args);
-  const bad = o.unknown(['reps', 'np', 'ops', 'only', 'coll', 'quick', 'rpi', 'nodes']);
+  const bad = o.unknown(['reps', 'np', 'ops', 'only', 'coll', 'quick', 'rpi', 'nodes', 'bind']);
   if (bad.length > 0) throw new Error(`unknown option --${bad[0]}\n\n${USAGE}`);
   if (o.positional.length > 0)
     throw new Error(`unexpected argument "${o.positional[0]}"\n\n${USAGE}`);
@@ -359,6 +379,8 @@ export function planColl(args: string[]): CollPlan {
       throw new Error(`--${name} needs a comma-separated list`);
   const rpi = o.string('rpi', 'tcp');
   if (rpi !== 'tcp' && rpi !== 'sm') throw new Error(`--rpi: tcp or sm, got "${rpi}"`);
+  const bind = o.string('bind', 'core');
+  if (bind !== 'core' && bind !== 'none') throw new Error(`--bind: core or none, got "${bind}"`);
   const nodes = o.number('nodes', 1);
   if (!Number.isInteger(nodes) || nodes < 1 || nodes > 200)
     throw new Error(`--nodes: a number of nodes from 1 to 200, got "${o.string('nodes', '')}"`);
@@ -395,31 +417,37 @@ export function planColl(args: string[]): CollPlan {
       np,
       ops.map((op) => {
         const iters = iterations(op, np, quick);
-        return { op, iters, warmup: warmupCalls(op, iters, quick) };
+        return { op, iters, warmup: warmupCalls(op, iters, quick), warmupMs: warmupMs(op, quick) };
       }),
     ]),
   );
-  return { rpi, nodes, reps, quick, nps, ops, columns, points };
+  return { rpi, nodes, reps, quick, nps, ops, columns, points, bind };
 }
 
-/** The arguments both drivers take: `<reps> <kind>:<bytes>:<iters>:<warmup>...`. */
+/**
+ * The arguments both drivers take: `<reps> <kind>:<bytes>:<iters>:<warmup>[:<warmup ms>]...`
+ * (the C driver reads the first four fields).
+ */
 export function driverArgs(reps: number, points: readonly CollPoint[]): string[] {
-  return [String(reps), ...points.map((p) => `${p.op.kind}:${p.op.bytes}:${p.iters}:${p.warmup}`)];
+  const point = (p: CollPoint) =>
+    `${p.op.kind}:${p.op.bytes}:${p.iters}:${p.warmup}${p.warmupMs ? `:${p.warmupMs}` : ''}`;
+  return [String(reps), ...points.map(point)];
 }
 
-/** Open MPI's mpirun flags: np ranks here, ob1 over the TCP BTL on loopback, nothing bound. */
-export function ompiFlags(np: number, sharedMemory = false): string[] {
-  if (sharedMemory) {
-    const f = ['--allow-run-as-root', '--oversubscribe', '-np', String(np), '--bind-to', 'none'];
-    return [...f, '--mca', 'pml', 'ob1', '--mca', 'btl', 'self,vader'];
-  }
+/**
+ * Open MPI's mpirun flags: np ranks here, ob1 over the TCP BTL on loopback (or vader), bound as
+ * Open MPI binds by default (`core`: no --bind-to given) or not at all.
+ */
+export function ompiFlags(
+  np: number,
+  sharedMemory = false,
+  bind: 'core' | 'none' = 'none',
+): string[] {
+  const base = ['--allow-run-as-root', '--oversubscribe', '-np', String(np)];
+  if (bind === 'none') base.push('--bind-to', 'none');
+  if (sharedMemory) return [...base, '--mca', 'pml', 'ob1', '--mca', 'btl', 'self,vader'];
   return [
-    '--allow-run-as-root',
-    '--oversubscribe',
-    '-np',
-    String(np),
-    '--bind-to',
-    'none',
+    ...base,
     '--mca',
     'pml',
     'ob1',
@@ -609,12 +637,13 @@ export const collCommand: BenchCommand = {
             ssiParams(moduleOf(c), plan.rpi),
             {},
             nodeAddresses(plan.nodes),
+            plan.bind,
           );
           runners[c] = t.run;
           info[c] = t.info;
         } else {
           process.stderr.write('compiling c/coll.c with mpicc ...\n');
-          const flags = (np: number) => ompiFlags(np, plan.rpi === 'sm');
+          const flags = (np: number) => ompiFlags(np, plan.rpi === 'sm', plan.bind);
           const t = ompiRunner(root, 'coll', workDir, flags);
           if ('skip' in t) {
             skipped.ompi = t.skip;
@@ -693,8 +722,13 @@ export const collCommand: BenchCommand = {
             .join(
               ' / ',
             )}; Open MPI ${String(info.ompi ? (info.ompi as { version: string }).version : '-')}: ` +
-          'ob1, tcp BTL on lo, default collectives)',
+          'ob1, tcp BTL on lo, default collectives)' +
+          `\n(binding: ${plan.bind === 'core' ? "each launcher's default: ssi a CPU each where the ranks fit on free CPUs (else none), Open MPI core at np <= 2 (none when oversubscribed)" : 'none in both columns (Open MPI --bind-to none)'})`,
       );
+      const got = new Set(
+        columns.flatMap((c) => ((info[c] as { bindings?: string[] })?.bindings ?? []) as string[]),
+      );
+      if (got.size > 0) console.log(`(ssi ranks got: ${[...got].join('; ')})`);
       const us = rows.filter((r) => r.op.unit === 'us');
       const ms = rows.filter((r) => r.op.unit === 'ms');
       if (us.length > 0) {
@@ -733,6 +767,7 @@ export const collCommand: BenchCommand = {
           np: nps,
           ops: ops.map((o) => o.name),
           columns: plan.columns,
+          bind: plan.bind,
           interleaved:
             'round r runs, for every np, every column once (fresh processes); column order rotated each round',
           timing:
