@@ -2,9 +2,7 @@ import type { CollActions, CollComm, NumericArray, ReduceOp } from '@ssi/mpi';
 import { IN_PLACE } from '@ssi/mpi';
 import { areaFor, openArea } from './area-use';
 import { barrierHierarchical } from './barrier';
-import { bcastHierarchical } from './bcast';
 import { bcastAgreed } from './bcast-agreed';
-import { bcastPipelined } from './bcast-pipeline';
 import { copyInto, keptLike } from './buffers';
 import type { Hierarchy } from './hierarchy';
 import { lengthsDiffer } from './lengths-exchange';
@@ -51,24 +49,37 @@ export function actionsFor(
     const error = lengthsDiffer(part, call, comm.name);
     if (error) throw error;
   };
+  /**
+   * Whether a reduction goes to lam_basic by `coll_smp_<call>_min_bytes` (`min`): with a threshold
+   * set, every rank first agrees on the lengths (the length exchange; ERR_TRUNCATE everywhere when
+   * they differ), so all of them compare the same length and take the same path. Without one
+   * (0, the default) nothing is exchanged here.
+   */
+  const belowAgreed = async (
+    comm: CollComm,
+    call: string,
+    own: NumericArray,
+    op: ReduceOp,
+    min: number,
+  ) => {
+    if (min <= 0) return false;
+    await agreeOnLengths(comm, call, own, null, op);
+    return own.byteLength < min;
+  };
   return {
     async barrier(comm) {
       await barrierHierarchical(h, comm);
     },
     async bcast(comm, buf, root) {
-      if (buf.byteLength < s.bcastMinBytes) {
-        await h.flat.bcast(buf, root);
-        return;
-      }
-      if (s.shm) {
-        await bcastAgreed(h, s, comm.name, buf, root, await openArea(h, s, note));
-      } else if (s.bcastSegmentBytes > 0 && buf.byteLength > s.bcastSegmentBytes) {
-        await bcastPipelined(h, buf, root, s.bcastSegmentBytes);
-      } else await bcastHierarchical(h, buf, root);
+      // Every path is chosen by the root's length, which each rank learns from its first message.
+      await bcastAgreed(h, s, comm.name, buf, root, await openArea(h, s, note));
     },
     async reduce(comm, send, recv, op, root) {
       const own = (send ?? recv)!;
-      if (!mayReassociate(op, s) || own.byteLength < s.reduceMinBytes) {
+      if (
+        !mayReassociate(op, s) ||
+        (await belowAgreed(comm, 'reduce', own, op, s.reduceMinBytes))
+      ) {
         if (comm.rank === root) await h.flat.reduce(inPlace(send), op, root, recv!);
         else await h.flat.reduce(send, op, root);
         return;
@@ -90,7 +101,10 @@ export function actionsFor(
       await reduceHierarchical(h, comm, send, recv, op, root);
     },
     async allreduce(comm, send, recv, op) {
-      if (!mayReassociate(op, s) || recv.byteLength < s.allreduceMinBytes) {
+      if (
+        !mayReassociate(op, s) ||
+        (await belowAgreed(comm, 'allreduce', recv, op, s.allreduceMinBytes))
+      ) {
         await h.flat.allreduce(inPlace(send), op, recv);
         return;
       }

@@ -44,6 +44,7 @@ export async function openArea(
 ): Promise<NodeArea | null> {
   if (!s.shm) return null;
   let area = areas.get(h);
+  if (area !== undefined) return typeof area === 'string' ? null : area;
   if (area === undefined) {
     const shape = {
       chunk: s.shmChunkBytes,

@@ -7,11 +7,12 @@ import type { NodeArea } from './node-area';
 import type { SmpSettings } from './params';
 
 /**
- * smp's bcast with `coll_smp_shm 1`: every rank learns the root's length before it moves data,
- * and moves that length. Through the nodes' areas when every node has one (opened at the first
- * bcast): the length is in the head of every piece (`bcast-area.ts`). Otherwise the length goes
- * first (`spreadHeader`, which carries buffers below `coll_smp_shm_min_bytes` whole), then the
- * sub-communicators move the rest. A rank whose buffer is shorter than the root's gets
+ * smp's bcast: every rank learns the root's length from its first message, takes the path the
+ * root's length chose and moves that length. Through the nodes' areas when every node has one
+ * (opened at the first bcast): a buffer below `wholeBelow` as one message per level, larger ones
+ * in pieces whose heads carry the length (`bcast-area.ts`). Otherwise (`coll_smp_shm 0`, or a
+ * node without an area) the length goes first (`spreadHeader`, which carries buffers below
+ * `wholeBelow` whole), then the sub-communicators move the rest. A rank whose buffer is shorter than the root's gets
  * ERR_TRUNCATE once it has done its part, and its buffer is written only as far as it reaches.
  */
 export async function bcastAgreed(
@@ -23,15 +24,27 @@ export async function bcastAgreed(
   area: NodeArea | null,
 ): Promise<void> {
   let length: number;
-  if (area) length = await bcastThroughArea(h, area, buf, root);
+  if (area) length = await bcastThroughArea(h, area, buf, root, inlineLimit(s, area));
   else {
-    const header = await spreadHeader(h, buf, root, s.shmMinBytes);
+    const header = await spreadHeader(h, buf, root, wholeBelow(s));
     length = header.length;
     if (!header.carried) await bcastLevels(h, s, buf, root, length);
   }
   const error = truncation(name, buf.length, root, length);
   if (error) throw error;
 }
+
+/**
+ * Below this root length the data travels whole, one message per level (the leaders' tree, then
+ * each node): `coll_smp_shm_min_bytes`, or `coll_smp_bcast_min_bytes` where that is larger.
+ */
+const wholeBelow = (s: SmpSettings) => Math.max(s.shmMinBytes, s.bcastMinBytes);
+
+/**
+ * `wholeBelow` through the areas: at most one piece, so that another node's leader can receive
+ * such a message where a piece goes.
+ */
+const inlineLimit = (s: SmpSettings, area: NodeArea) => Math.min(wholeBelow(s), area.shape.chunk);
 
 /** The sub-communicators' bcast of the root's `length` bytes, into a buffer of that length. */
 async function bcastLevels(

@@ -5,13 +5,13 @@ import { SsiError } from '@ssi/core';
 export interface SmpSettings {
   /** Reductions may be re-associated (node by node) for built-in and commutative operators. */
   associative: boolean;
-  /** bcast takes the hierarchical path from this buffer size on; below, lam_basic's. */
+  /** bcast: a root buffer below this travels whole, one message per level (with shmMinBytes). */
   bcastMinBytes: number;
   /** bcast: segments of this many bytes, the levels overlapping (0: one piece). */
   bcastSegmentBytes: number;
-  /** reduce takes the hierarchical path from this operand size on. */
+  /** reduce takes the hierarchical path from this agreed operand size on (0: no agreement step). */
   reduceMinBytes: number;
-  /** allreduce takes the hierarchical path from this operand size on. */
+  /** allreduce takes the hierarchical path from this agreed operand size on (0: likewise). */
   allreduceMinBytes: number;
   /** On-node data moves through a shared area per node (where shared memory is available). */
   shm: boolean;
@@ -26,7 +26,7 @@ export interface SmpSettings {
 const minBytes = (collective: string) => ({
   type: 'int' as const,
   default: 0,
-  help: `${collective}: buffer size (bytes) from which the hierarchical algorithm is used; smaller buffers take lam_basic's (0: always hierarchical)`,
+  help: `${collective}: operand size (bytes) from which the hierarchical algorithm is used; smaller operands take lam_basic's. Set (> 0), every ${collective} first agrees on the lengths (a length exchange over the communicator), so that all ranks compare the same length; operands of different lengths give ERR_TRUNCATE on every rank (0: always hierarchical, no extra exchange)`,
 });
 
 /** The module's parameters (`coll_smp_<name>`), as `laminfo --param coll smp` shows them. */
@@ -42,7 +42,11 @@ export const SMP_PARAMS = {
     default: 1,
     help: 'reduce/allreduce: 1 lets smp reduce node by node (built-in and other commutative operators; the association differs from lam_basic, so floating-point sums may differ in the last bits), 0 leaves every reduction to lam_basic. Non-commutative operators always go to lam_basic',
   },
-  bcast_min_bytes: minBytes('bcast'),
+  bcast_min_bytes: {
+    type: 'int',
+    default: 0,
+    help: "bcast: a root buffer below this many bytes travels whole, one message per level (the leaders' tree, then from each node's first rank to the others), as below coll_smp_shm_min_bytes; larger ones in pieces through the nodes' areas. Chosen by the root's length, which every rank learns from its first message (0: coll_smp_shm_min_bytes alone decides)",
+  },
   bcast_segment_bytes: {
     type: 'int',
     default: 0,
@@ -68,7 +72,7 @@ export const SMP_PARAMS = {
   shm_min_bytes: {
     type: 'int',
     default: 65536,
-    help: 'reduce/allreduce operands of at least this many bytes go through the shared area, smaller ones travel in the messages of the length exchange that starts each call; bcast takes the area at every size (without an area, its header carries buffers below this)',
+    help: 'reduce/allreduce operands of at least this many bytes go through the shared area, smaller ones travel in the messages of the length exchange that starts each call; bcast: a root buffer below this travels whole, one message per level (with or without an area), larger ones in pieces through the area',
   },
 } as const;
 

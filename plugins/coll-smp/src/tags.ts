@@ -37,6 +37,11 @@ export const Tag = {
    */
   BCAST_PIECE: 213,
   BCAST_LAST: 215,
+  /**
+   * bcast through the areas: the root's whole buffer (below `coll_smp_shm_min_bytes`), down the
+   * leaders' tree and from each node's writer to its other ranks (`bcast-area.ts`).
+   */
+  BCAST_SMALL: 218,
   /** A reduction's length exchange: recursive doubling (`lengths-exchange.ts`), on any channel. */
   LENGTHS_PAIR: 214,
   /**

@@ -105,7 +105,7 @@ describe('smp options', () => {
     expect(r.output).not.toMatch(/shares an area/);
   });
 
-  it('coll_smp_associative 0 and thresholds send the calls to lam_basic, still correct', async () => {
+  it('coll_smp_associative 0 (reductions to lam_basic) and bcasts whole up to 1 MiB, still correct', async () => {
     const r = await run([2, 2], 'tcp', 'quick', {
       coll_smp_associative: 0,
       coll_smp_bcast_min_bytes: 1 << 20,

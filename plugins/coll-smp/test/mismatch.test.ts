@@ -15,13 +15,24 @@ afterEach(() => killAllJobs());
 const program = new URL('./fixtures/smp-mismatch.mjs', import.meta.url).pathname;
 
 describe('bcast, reduce and allreduce with buffers of different lengths under smp', () => {
+  /**
+   * The thresholds set so that the fixture's lengths fall on both sides of them: bcast roots of
+   * 100 000 bytes (whole, one message per level) where another rank passes 4 MiB, reductions of
+   * 800 bytes (to lam_basic) where the others pass 4 MiB. Every rank must take the same path.
+   */
+  const thresholds = {
+    coll_smp_bcast_min_bytes: 1 << 20,
+    coll_smp_reduce_min_bytes: 4096,
+    coll_smp_allreduce_min_bytes: 4096,
+  };
   it.each([
-    [[2, 2], 'sm', 4194304, 1],
-    [[2, 2], 'tcp', 262144, 0],
-    [[2, 1, 2, 2], 'sm', 1048576, 1],
+    [[2, 2], 'sm', 4194304, 1, {}],
+    [[2, 2], 'tcp', 262144, 0, {}],
+    [[2, 1, 2, 2], 'sm', 1048576, 1, {}],
+    [[2, 2], 'sm', 4194304, 1, thresholds],
   ] as const)(
-    'layout %j over %s, pieces of %d bytes, single copy %d',
-    async (perNode, rpi, chunk, singleCopy) => {
+    'layout %j over %s, pieces of %d bytes, single copy %d, %j',
+    async (perNode, rpi, chunk, singleCopy, extra) => {
       const l = layout(perNode);
       const r = await launchJob({
         np: l.np,
@@ -35,6 +46,7 @@ describe('bcast, reduce and allreduce with buffers of different lengths under sm
           coll_base_timeout: 20,
           coll_smp_shm_chunk_bytes: chunk,
           coll_smp_shm_single_copy: singleCopy,
+          ...extra,
         },
         timeoutMs: 240_000,
         label: `smp mismatched buffers on ${l.name} over ${rpi}`,
