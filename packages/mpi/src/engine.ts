@@ -113,7 +113,10 @@ export class Engine implements RpiHost {
       this.pollChoice = c;
       return c.budgetUs;
     });
-    this.fastYield = new FastYield(params.get<number>('mpi_base_yield_every'));
+    this.fastYield = new FastYield(
+      params.get<number>('mpi_base_yield_every'),
+      params.get<number>('mpi_base_yield_gap_us') / 1000,
+    );
   }
 
   /**

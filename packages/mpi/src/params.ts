@@ -27,6 +27,11 @@ export const MPI_BASE_PARAMS = {
     default: 64,
     help: 'Every this many MPI calls in a row that complete without waiting (fast-path sends, receives of messages already here) one resolves after a turn of the event loop, so incoming messages and timers progress in a loop of such calls; 0: never',
   },
+  mpi_base_yield_gap_us: {
+    type: 'int',
+    default: 1000,
+    help: 'At most one of the event-loop turns of mpi_base_yield_every per this many microseconds (a shared-memory ping-pong completes every call at once, ~1 µs each, and a turn costs ~7 µs); 0: a turn every mpi_base_yield_every-th call',
+  },
   mpi_base_init_timeout: {
     type: 'int',
     default: 60_000,

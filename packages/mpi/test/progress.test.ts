@@ -256,6 +256,22 @@ describe('FastYield', () => {
     ]);
   });
 
+  it('takes at most one turn per minGapMs, reading the clock only at every n-th call', () => {
+    let t = 0;
+    let reads = 0;
+    const y = new FastYield(2, 1, () => {
+      reads++;
+      return t;
+    });
+    const calls = () => Array.from({ length: 4 }, () => y.completedAtOnce());
+    expect(calls()).toEqual([false, true, false, false]); // the 2nd: first turn; the 4th: too soon
+    expect(reads).toBe(2);
+    t = 0.9;
+    expect(calls()).toEqual([false, false, false, false]); // still within 1 ms of the turn at 0
+    t = 1.0;
+    expect(calls()).toEqual([false, true, false, false]);
+  });
+
   it('never yields with 0', () => {
     const y = new FastYield(0);
     expect(Array.from({ length: 100 }, () => y.completedAtOnce()).some(Boolean)).toBe(false);
