@@ -34,8 +34,7 @@ export function onReceiveBuffer(body: InPlace): TunedAllreduce {
 
 /** Combines `theirs` into `acc` with the lower rank's operand first. */
 function combine(op: ReduceOp, acc: NumericArray, theirs: NumericArray, theyAreLower: boolean) {
-  if (theyAreLower) op.apply(theirs, acc, acc);
-  else op.apply(acc, theirs, acc);
+  combineInto(op, acc, acc, theirs, theyAreLower);
 }
 
 /**
