@@ -62,6 +62,11 @@ export const params = {
     default: true,
     help: 'Connect to a peer on the first message to it (addresses are exchanged at MPI.init; a peer never spoken to is never connected); 0: connect every pair during MPI.init (the full mesh)',
   },
+  recv_dial: {
+    type: 'boolean',
+    default: true,
+    help: 'With rpi_tcp_lazy: a receive posted for a named source with no connection yet dials that source, so that its first message finds the connection up (the later process of the pair keeps its dial when both dial); 0: only sends dial',
+  },
   unix: {
     type: 'boolean',
     default: true,

@@ -11,7 +11,7 @@ import type { ReadStats } from './body-reader';
 import type { ConnectionOwner } from './connection';
 import { Connection } from './connection';
 import { ConnectionTuner } from './connection-tuner';
-import type { Hello } from './handshake';
+import { type Hello, rehearseHandshake } from './handshake';
 import { LazyLinks, type PeerAddress } from './lazy-links';
 import { Listeners } from './listeners';
 import { EagerMesh } from './mesh';
@@ -115,7 +115,9 @@ export class TcpRpi implements TcpTransport, ConnectionOwner {
       this.links = new LazyLinks(this.lazyOwner(), me, this.settings.connectTimeout);
     }
     const mine = await this.listeners.open();
-    const all = await this.host.runtime.allgather(mine);
+    const exchange = this.host.runtime.allgather(mine);
+    rehearseHandshake(this.secret, this.jobId); // while the addresses travel: see handshake.ts
+    const all = await exchange;
     for (const p of procs) {
       const address = all[p.gps.grank];
       if (p === me || address === undefined) continue;
@@ -259,6 +261,10 @@ export class TcpRpi implements TcpTransport, ConnectionOwner {
 
   posted(req: RpiRequest): void {
     this.receives.posted(req);
+    const proc = req.proc;
+    if (proc !== null && this.settings.recvDial && this.notConnectedYet(proc)) {
+      if (!(proc.mode & ProcMode.DEAD) && !this.finalizing) this.links!.prepare(proc);
+    }
   }
 
   unposted(req: RpiRequest): void {
