@@ -67,6 +67,11 @@ export const params = {
     default: true,
     help: 'With rpi_tcp_lazy: a receive posted for a named source with no connection yet dials that source, so that its first message finds the connection up (the later process of the pair keeps its dial when both dial); 0: only sends dial',
   },
+  rehearse: {
+    type: 'boolean',
+    default: true,
+    help: "With rpi_tcp_lazy: in MPI.init, while the addresses are exchanged, connect once to this process's own listener (authenticated like any peer) and close again, so that the first connection to a peer does not pay for V8's first compile of the connection code; 0: no rehearsal",
+  },
   unix: {
     type: 'boolean',
     default: true,

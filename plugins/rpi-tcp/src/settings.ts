@@ -29,6 +29,8 @@ export interface TcpSettings {
   lazy: boolean;
   /** With `lazy`: a receive posted for a named peer with no connection dials it. */
   recvDial: boolean;
+  /** With `lazy`: connect to itself once in MPI.init, so the first real connection runs warm code. */
+  rehearse: boolean;
   /** Connect to peers on this node over a Unix-domain socket (`rpi_tcp_unix`; Linux only). */
   unix: boolean;
   /** What `tuneUnixSocket` asks for (`rpi_tcp_unix_sndbuf`). */
@@ -80,6 +82,7 @@ export async function tcpSettings(registry: ParamRegistry): Promise<TcpSettings>
     connectTimeout: Math.max(1, Number(p('connect_timeout'))),
     lazy: Boolean(p('lazy')),
     recvDial: Boolean(p('recv_dial')),
+    rehearse: Boolean(p('rehearse')),
     unix,
     unixBuffers: { sndbuf: unixSndbuf, rcvbuf: 0 },
     tuneUnixSocket: forUnix.tuner,

@@ -16,9 +16,13 @@ import { LazyLinks, type PeerAddress } from './lazy-links';
 import { Listeners } from './listeners';
 import { EagerMesh } from './mesh';
 import { ReceiveSide } from './receives';
+import { ConnectionRehearsal } from './rehearsal';
 import { SendSide } from './sends';
 import type { TcpSettings } from './settings';
 import { TCP_TRANSPORT_API, type TcpTraffic, type TcpTransport } from './transport-api';
+
+/** How long MPI.init lets the connection rehearsal take (it takes a few ms; slower: given up). */
+const REHEARSAL_MS = 1000;
 
 /**
  * The tcp rpi: authenticated sockets between the processes (on first use, or a full mesh at
@@ -55,6 +59,8 @@ export class TcpRpi implements TcpTransport, ConnectionOwner {
   private readonly mesh: EagerMesh;
   /** Lazy mode: the peers' addresses and the connections being set up. */
   private links: LazyLinks | null = null;
+  /** Lazy mode, in MPI.init: the connection to itself under way (see rehearsal.ts). */
+  private rehearsal: ConnectionRehearsal | null = null;
   private finalizing = false;
   /** holdWrites was called and releaseWrites not yet. */
   private holding = false;
@@ -116,8 +122,12 @@ export class TcpRpi implements TcpTransport, ConnectionOwner {
     }
     const mine = await this.listeners.open();
     const exchange = this.host.runtime.allgather(mine);
-    rehearseHandshake(this.secret, this.jobId); // while the addresses travel: see handshake.ts
+    // While the addresses travel, the first connection's code runs once (handshake.ts, rehearsal.ts).
+    rehearseHandshake(this.secret, this.jobId);
+    const anyPeer = procs.some((p) => p !== me);
+    const rehearsed = this.settings.rehearse && anyPeer ? this.rehearseConnection(mine) : null;
     const all = await exchange;
+    if (rehearsed !== null) await rehearsed;
     for (const p of procs) {
       const address = all[p.gps.grank];
       if (p === me || address === undefined) continue;
@@ -127,6 +137,21 @@ export class TcpRpi implements TcpTransport, ConnectionOwner {
       10,
       `tcp: rank ${this.myRank} will connect to its ${this.links.peers.length} peers on first use`,
     );
+  }
+
+  /** Connects to this process's own listener and closes again (rehearsal.ts); never fails. */
+  private async rehearseConnection(mine: PeerAddress): Promise<void> {
+    const me = this.host.myProc;
+    const rehearsal = new ConnectionRehearsal(me);
+    this.rehearsal = rehearsal;
+    const to = this.listeners.dialTarget(me, mine);
+    const outcome = await rehearsal.run(this, to, this.settings.noDelay, REHEARSAL_MS);
+    this.rehearsal = null;
+    const how =
+      outcome === 'ok'
+        ? `rehearsed a connection (to itself, over ${to.unix === null ? 'tcp' : 'unix'})`
+        : `the connection rehearsal ended: ${outcome}`;
+    this.host.verbose(10, `tcp: rank ${this.myRank} ${how}`);
   }
 
   private lazyOwner() {
@@ -145,6 +170,7 @@ export class TcpRpi implements TcpTransport, ConnectionOwner {
 
   /** ConnectionOwner: who is this acceptor's peer? Only expected, not yet connected ranks. */
   acceptPeer(conn: Connection, hello: Hello): Proc | null | 'later' {
+    if (this.rehearsal?.expects(hello.from)) return this.host.myProc;
     if (this.links !== null) {
       if (this.finalizing) return null;
       const known = [...this.conns.keys()].some((p) => p.gps.grank === hello.from);
@@ -159,6 +185,10 @@ export class TcpRpi implements TcpTransport, ConnectionOwner {
    * the same turn, so nothing can be written to it before them.
    */
   established(conn: Connection): void {
+    if (this.rehearsal?.owns(conn)) {
+      this.rehearsal.acceptedIt(conn);
+      return;
+    }
     const proc = conn.proc!;
     this.tuner.tune(conn);
     const fellBack =
@@ -179,6 +209,10 @@ export class TcpRpi implements TcpTransport, ConnectionOwner {
   }
 
   closed(conn: Connection, reason: string): void {
+    if (this.rehearsal?.owns(conn)) {
+      this.rehearsal.closed(reason);
+      return;
+    }
     const proc = conn.proc;
     if (!proc || this.conns.get(proc) !== conn) {
       this.links?.closedEarly(conn, reason); // a dial or accept not established yet, or refused

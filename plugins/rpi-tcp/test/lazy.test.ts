@@ -43,6 +43,9 @@ describe('tcp rpi: connections on first use', () => {
     for (let rank = 0; rank < 6; rank++)
       expect(r.output).toContain(`first-contact ok rank ${rank}`);
     expect(r.output).toContain('will connect to its 5 peers on first use');
+    // every rank ran its first connection once in MPI.init (rpi_tcp_rehearse), to itself
+    for (let rank = 0; rank < 6; rank++)
+      expect(r.output).toContain(`tcp: rank ${rank} rehearsed a connection (to itself, over unix)`);
     // 0-3 talk to each other (6 pairs), 0-4 and 4-5: 8 of the 15 pairs; never 5 with 0-3
     expect([...dialedPairs(r.output)].sort()).toEqual(
       ['0-1', '0-2', '0-3', '0-4', '1-2', '1-3', '2-3', '4-5'].sort(),
@@ -75,17 +78,24 @@ describe('tcp rpi: connections on first use', () => {
     expect(r.output).not.toMatch(/lost the connection|cannot connect/);
   });
 
-  it('rpi_tcp_recv_dial 0: only sends dial, and the same program passes', async () => {
+  it('rpi_tcp_recv_dial 0 and rpi_tcp_rehearse 0: only sends dial, no rehearsal, the same program passes', async () => {
     const r = await launchJob({
       np: 6,
       program: new URL('./fixtures/recv-first.mjs', import.meta.url).pathname,
-      ssi: { rpi: 'tcp', rpi_verbose: 10, rpi_tcp_lazy: 1, rpi_tcp_recv_dial: 0 },
+      ssi: {
+        rpi: 'tcp',
+        rpi_verbose: 10,
+        rpi_tcp_lazy: 1,
+        rpi_tcp_recv_dial: 0,
+        rpi_tcp_rehearse: 0,
+      },
       timeoutMs: 120_000,
       label: 'receives first, no receive dials',
     });
     expect(r.ok, explainJob(r)).toBe(true);
     for (let rank = 0; rank < 6; rank++) expect(r.output).toContain(`recv-first ok rank ${rank}`);
     expect(dials(r.output, 'a receive from it is posted')).toEqual([]);
+    expect(r.output, 'rpi_tcp_rehearse 0').not.toMatch(/rehearsed a connection|rehearsal/);
     const bySend = dials(r.output, 'a send to it started');
     for (const d of ['1->0', '2->3', '2->1']) expect(bySend, d).toContain(d);
     expect(bySend.filter((d) => d === '5->0' || d === '0->5')).toEqual([]); // never talk
