@@ -70,7 +70,7 @@ export const params = {
   rehearse: {
     type: 'boolean',
     default: true,
-    help: "With rpi_tcp_lazy: in MPI.init, while the addresses are exchanged, connect once to this process's own listener (authenticated like any peer) and close again, so that the first connection to a peer does not pay for V8's first compile of the connection code; 0: no rehearsal",
+    help: "With rpi_tcp_lazy: in MPI.init, while the addresses are exchanged, connect once to this process's own listener (authenticated like any peer) and close again, so that the first connection to a peer runs code that has run before (the first run of the connection code in a process cost 1-2 ms); 0: no rehearsal",
   },
   unix: {
     type: 'boolean',

@@ -4,9 +4,10 @@ import { Connection, type ConnectionOwner, type DialTarget } from './connection'
 /**
  * A connection of this process to its own listener, authenticated and closed at once, made in
  * MPI.init while the address exchange is in flight (lazy mode, `rpi_tcp_rehearse`). The first
- * connection to a real peer then runs code V8 has compiled already (the dial, the accept and its
- * re-wrapped socket, the handshake's read states, the writer): in a fresh process that first
- * run costs about as much again as the connection itself (measured in the README). The
+ * connection to a real peer then runs code that has run before (the dial, the accept and its
+ * re-wrapped socket, the handshake's read states, the writer, and Node's net internals under
+ * them): the first run in a process, with V8's inline caches empty and Node's lazily set-up
+ * internals, cost 1-2 ms of the first message of a pair (measured in the README). The
  * rehearsal goes through the same listener and authentication as any peer; the listener admits
  * a hello from this process's own rank only while the rehearsal is under way (`expects`).
  *
