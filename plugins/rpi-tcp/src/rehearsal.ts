@@ -14,6 +14,9 @@ import { Connection, type ConnectionOwner, type DialTarget } from './connection'
  * It never fails the job: whatever goes wrong (or `timeoutMs` passing) only ends it, with the
  * reason as its result.
  */
+/** How long MPI.init lets the rehearsal take (it takes a few ms; slower: given up). */
+const REHEARSAL_MS = 1000;
+
 export class ConnectionRehearsal {
   private dialed: Connection | null = null;
   private accepted: Connection | null = null;
@@ -44,12 +47,15 @@ export class ConnectionRehearsal {
     this.end(`the accepting side closed: ${reason}`);
   }
 
-  /** Dials `to` (this process's own listener) through `owner`'s buffers; resolves when done. */
-  run(
+  /**
+   * Dials `to` (this process's own listener) through `owner`'s buffers; resolves when done,
+   * with what happened for the verbose output ("rehearsed a connection (…)" or why not).
+   */
+  async run(
     owner: ConnectionOwner,
     to: DialTarget,
     noDelay: boolean,
-    timeoutMs: number,
+    timeoutMs = REHEARSAL_MS,
   ): Promise<string> {
     const done = new Promise<string>((resolve) => {
       this.finish = resolve;
@@ -57,7 +63,11 @@ export class ConnectionRehearsal {
     const timer = setTimeout(() => this.end(`not done within ${timeoutMs} ms`), timeoutMs);
     timer.unref();
     this.dialed = Connection.connect(this.dialerOf(owner), this.me, to, noDelay);
-    return done.finally(() => clearTimeout(timer));
+    const outcome = await done;
+    clearTimeout(timer);
+    const via = to.unix === null ? 'tcp' : 'unix';
+    if (outcome === 'ok') return `rehearsed a connection (to itself, over ${via})`;
+    return `the connection rehearsal ended: ${outcome}`;
   }
 
   /** Closes both ends; `outcome`: 'ok', or why it did not complete. */

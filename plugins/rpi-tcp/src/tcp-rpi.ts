@@ -21,9 +21,6 @@ import { SendSide } from './sends';
 import type { TcpSettings } from './settings';
 import { TCP_TRANSPORT_API, type TcpTraffic, type TcpTransport } from './transport-api';
 
-/** How long MPI.init lets the connection rehearsal take (it takes a few ms; slower: given up). */
-const REHEARSAL_MS = 1000;
-
 /**
  * The tcp rpi: authenticated sockets between the processes (on first use, or a full mesh at
  * set-up), the protocol of `SendSide` and `ReceiveSide` over them, and the transport surface
@@ -61,6 +58,7 @@ export class TcpRpi implements TcpTransport, ConnectionOwner {
   private links: LazyLinks | null = null;
   /** Lazy mode, in MPI.init: the connection to itself under way (see rehearsal.ts). */
   private rehearsal: ConnectionRehearsal | null = null;
+  private rehearsed = false;
   private finalizing = false;
   /** holdWrites was called and releaseWrites not yet. */
   private holding = false;
@@ -124,15 +122,16 @@ export class TcpRpi implements TcpTransport, ConnectionOwner {
     const exchange = this.host.runtime.allgather(mine);
     // While the addresses travel, the first connection's code runs once (handshake.ts, rehearsal.ts).
     rehearseHandshake(this.secret, this.jobId);
-    const anyPeer = procs.some((p) => p !== me);
-    const rehearsed = this.settings.rehearse && anyPeer ? this.rehearseConnection(mine) : null;
+    const once = this.settings.rehearse && !this.rehearsed && procs.some((p) => p !== me);
+    this.rehearsed ||= once;
+    const rehearsal = once ? this.rehearseConnection(mine) : null;
     const all = await exchange;
-    if (rehearsed !== null) await rehearsed;
     for (const p of procs) {
       const address = all[p.gps.grank];
       if (p === me || address === undefined) continue;
       this.links.add(p, address);
     }
+    if (rehearsal !== null) await rehearsal;
     this.host.verbose(
       10,
       `tcp: rank ${this.myRank} will connect to its ${this.links.peers.length} peers on first use`,
@@ -142,16 +141,11 @@ export class TcpRpi implements TcpTransport, ConnectionOwner {
   /** Connects to this process's own listener and closes again (rehearsal.ts); never fails. */
   private async rehearseConnection(mine: PeerAddress): Promise<void> {
     const me = this.host.myProc;
-    const rehearsal = new ConnectionRehearsal(me);
-    this.rehearsal = rehearsal;
+    this.rehearsal = new ConnectionRehearsal(me);
     const to = this.listeners.dialTarget(me, mine);
-    const outcome = await rehearsal.run(this, to, this.settings.noDelay, REHEARSAL_MS);
+    const said = await this.rehearsal.run(this, to, this.settings.noDelay);
     this.rehearsal = null;
-    const how =
-      outcome === 'ok'
-        ? `rehearsed a connection (to itself, over ${to.unix === null ? 'tcp' : 'unix'})`
-        : `the connection rehearsal ended: ${outcome}`;
-    this.host.verbose(10, `tcp: rank ${this.myRank} ${how}`);
+    this.host.verbose(10, `tcp: rank ${this.myRank} ${said}`);
   }
 
   private lazyOwner() {
