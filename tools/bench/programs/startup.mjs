@@ -16,9 +16,10 @@
 //                                MPI.init; tcp's rpi_tcp_recv_dial dials rank 0 from there)
 //                         any    rank 1's first receive is ANY_SOURCE (nothing dials before
 //                                rank 0's send: a lazy connection is set up inside the timing)
-//                         warm   (3 ranks or more) as any, but first rank 0 and rank 1 each
-//                                complete a round trip with rank 2 (0 sends to 2; 2 sends to 1),
-//                                so their send, receive and connection code ran once already
+//                         warm   (4 ranks or more) as any, but right after MPI.init rank 0 and
+//                                rank 1 each complete a round trip with another rank (0 sends to
+//                                2 and gets its answer; 3 sends to 1 and gets its answer), so
+//                                their send, receive and connection code ran once already
 //                       (programs/startup-ts.ts has the first mode without variants; the benchmark
 //                       runs the first mode with this file only.)
 //
@@ -50,24 +51,25 @@ async function tcpConnectNs() {
 }
 
 /**
- * The warm variant's prelude: rank 0 sends to rank 2 and gets its answer; rank 2 then sends to
- * rank 1 (ANY_SOURCE there) and gets its answer, and tells rank 0 that rank 1 is done (on the
- * pair 0-2, which is open), so that rank 0 times nothing while rank 1 still warms up.
+ * The warm variant's prelude, right after MPI.init: rank 0 sends to rank 2 and gets its answer
+ * (rank 0 dials, as it does for its timed send), rank 3 sends to rank 1 and gets its answer (rank
+ * 1 accepts, as it does then). Both are short waits, like the other variants' (a long MPI wait
+ * would shrink the polling window of the timed round trip: mpi_base_poll_us); rank 0's 100 ms
+ * sleep that follows covers rank 1's prelude as it covers rank 1's start in the other variants.
  */
-async function warmUpWithRank2(ball) {
+async function warmUpWithOthers(ball) {
   if (rank === 0) {
     await world.send(ball, 2, 5);
     await world.recv(ball, 2, 5);
-    await world.recv(ball, 2, 6);
-  } else if (rank === 1) {
-    await world.recv(ball, MPI.ANY_SOURCE, 5);
-    await world.send(ball, 2, 5);
   } else if (rank === 2) {
     await world.recv(ball, MPI.ANY_SOURCE, 5);
     await world.send(ball, 0, 5);
+  } else if (rank === 3) {
     await world.send(ball, 1, 5);
     await world.recv(ball, 1, 5);
-    await world.send(ball, 0, 6);
+  } else if (rank === 1) {
+    await world.recv(ball, MPI.ANY_SOURCE, 5);
+    await world.send(ball, 3, 5);
   }
 }
 
@@ -81,10 +83,10 @@ if (mode === 'hello') {
   const variant = process.argv[4] ?? 'named';
   if (!['named', 'any', 'warm'].includes(variant))
     throw new Error(`first: variant named, any or warm, got "${variant}"`);
-  if (size < (variant === 'warm' ? 3 : 2))
-    throw new Error(`first ${variant}: needs ${variant === 'warm' ? 3 : 2} ranks or more`);
+  const least = variant === 'warm' ? 4 : 2;
+  if (size < least) throw new Error(`first ${variant}: needs ${least} ranks or more`);
   const ball = new Uint8Array(8);
-  if (variant === 'warm') await warmUpWithRank2(ball);
+  if (variant === 'warm') await warmUpWithOthers(ball);
   if (rank === 0) {
     await new Promise((ok) => setTimeout(ok, 100));
     let t0 = process.hrtime.bigint();

@@ -57,7 +57,8 @@ describe('startup benchmark: plan and job output', () => {
         '[0] FIRST {"variant":"hot","firstNs":900000,"openNs":[1],"tcpConnectNs":80000}',
       ),
     ).toThrow(/malformed FIRST/);
-    expect(firstVariantsFor(2)).toEqual(['named', 'any']);
+    expect(firstVariantsFor(3)).toEqual(['named', 'any']);
+    expect(firstVariantsFor(4)).toEqual(['named', 'any', 'warm']);
     expect(firstVariantsFor(16)).toEqual(['named', 'any', 'warm']);
     expect(() => parseFirstOutput('[0] FIRST {"firstNs":0,"openNs":[],"tcpConnectNs":1}')).toThrow(
       /malformed FIRST/,

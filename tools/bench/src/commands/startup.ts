@@ -52,9 +52,10 @@ MPI.init, when rank 1 sits in its receive), one job per variant:
   any        rank 1's receive is ANY_SOURCE: nothing dials before rank 0's send, so with mjs-lazy
              the connection set-up (dial, TCP or Unix connect, the 3-message authentication) is
              inside the timed round trip
-  warm       (N >= 3 only) as any, after ranks 0 and 1 each completed a round trip with rank 2
-             (0 sends to 2; 2 sends to 1): their send, receive and connection code ran once, so
-             the first message costs what the protocol costs, not V8's first compile of that code
+  warm       (N >= 4 only) as any, after ranks 0 and 1 each completed a round trip with another
+             rank right after MPI.init (0 sends to 2; 3 sends to 1): their send, receive and
+             connection code ran once, so the first message costs what the protocol costs, not
+             the first run of that code in the process
 Columns of that table: first (that round trip), open (the median of 50 more on the open
 connection), TCP connect (one raw connect + accept on loopback in rank 0), bound (2 x open +
 TCP connect) and first / bound (<= 1 meets the target). Every variant is a fresh job: the
@@ -179,9 +180,9 @@ export function parseStartupOutput(text: string, np: number): RankLine[] {
 export const FIRST_VARIANTS = ['named', 'any', 'warm'] as const;
 export type FirstVariant = (typeof FIRST_VARIANTS)[number];
 
-/** The variants a first-message job of `np` ranks runs (warm needs a third rank). */
+/** The variants a first-message job of `np` ranks runs (warm needs ranks 2 and 3). */
 export function firstVariantsFor(np: number): FirstVariant[] {
-  return FIRST_VARIANTS.filter((v) => v !== 'warm' || np >= 3);
+  return FIRST_VARIANTS.filter((v) => v !== 'warm' || np >= 4);
 }
 
 /** Rank 0's FIRST line of a first-message job. */
