@@ -114,7 +114,9 @@ export class Postboxes {
    * null: nothing came; `SpscRing.ELSEWHERE`: not to be taken in place.
    */
   peekFrom(from: number): Uint8Array | null {
-    if (this.receives.waiting() || this.heldBack(from)) return SpscRing.ELSEWHERE;
+    // heldBack written out: a spinning caller calls this in a loop, so it is kept small to inline
+    const r = this.receives;
+    if (r.waiting() || this.large.inProgressFrom(from) || r.keeps(from)) return SpscRing.ELSEWHERE;
     return this.inb[from]!.peek(KIND_INLINE);
   }
 
