@@ -505,8 +505,16 @@ function cpuEnv(plan: PingPongPlan): Record<string, string> {
 }
 
 /** The MPI drivers' environment: the above, and SSI_BENCH_PREPOST=1 with --prepost. */
+/**
+ * The MPI drivers' environment (the test launcher passes no SSI_* variable of its own on):
+ * placement, --prepost, and SSI_BENCH_RAW_POLL for the paired mode's raw blocks.
+ */
 function mpiEnv(plan: PingPongPlan): Record<string, string> {
-  return { ...cpuEnv(plan), ...(plan.prepost ? { SSI_BENCH_PREPOST: '1' } : {}) };
+  return {
+    ...cpuEnv(plan),
+    ...(plan.prepost ? { SSI_BENCH_PREPOST: '1' } : {}),
+    ...(process.env.SSI_BENCH_RAW_POLL === '1' ? { SSI_BENCH_RAW_POLL: '1' } : {}),
+  };
 }
 
 function envWith(plan: PingPongPlan): NodeJS.ProcessEnv {
