@@ -9,8 +9,8 @@ export const params = {
   },
   short: {
     type: 'int',
-    default: 65536,
-    help: 'Messages up to this many bytes are sent eagerly; longer ones use the rendezvous protocol',
+    default: 262144,
+    help: 'Messages up to this many bytes are sent eagerly; longer ones use the rendezvous protocol (a receiver without a posted receive buffers an eager message: the limit bounds that memory)',
   },
   copy_limit: {
     type: 'int',

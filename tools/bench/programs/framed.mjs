@@ -10,6 +10,7 @@ const ENVELOPE_BYTES = 32; // ENVELOPE_BYTES of @ssi/mpi (packages/mpi/src/rpi/e
 const STAGING_BYTES = 256 * 1024; // rpi_tcp_read_buffer default
 const DIRECT_MIN = 16 * 1024; // rpi_tcp_direct_min default
 const COPY_LIMIT = 16 * 1024; // rpi_tcp_copy_limit default
+const SMALL_READ = 4 * 1024; // the tcp rpi's read size after a pause (see Framed.onread)
 
 /**
  * SSI_BENCH_CPUS="A,B": process 0 pins itself to CPU A, process 1 to CPU B: every thread, unless
@@ -52,6 +53,8 @@ export function keepPolling() {
 export class Framed {
   constructor(maxBody) {
     this.staging = Buffer.allocUnsafeSlow(STAGING_BYTES);
+    this.stagingSmall = this.staging.subarray(0, SMALL_READ);
+    this.lastFilled = false;
     this.body = Buffer.allocUnsafeSlow(Math.max(1, maxBody));
     this.hdr = Buffer.alloc(ENVELOPE_BYTES);
     this.out = Buffer.allocUnsafeSlow(ENVELOPE_BYTES + COPY_LIMIT);
@@ -62,6 +65,9 @@ export class Framed {
     this.direct = false;
     this.onMessage = () => {};
     this.socket = null;
+    // The tcp rpi's reads (its BodyReader): the whole staging buffer only while a burst is read
+    // (the last read filled it); after a pause 4 KiB, the envelope and the head of whatever
+    // comes, so that a long body is read straight into `body` and not copied from staging.
     this.onread = {
       buffer: () => {
         if (this.inBody && this.bodyLen - this.bodyOff >= DIRECT_MIN) {
@@ -69,9 +75,10 @@ export class Framed {
           return this.body.subarray(this.bodyOff, this.bodyLen);
         }
         this.direct = false;
-        return this.staging;
+        return this.lastFilled ? this.staging : this.stagingSmall;
       },
       callback: (n, buf) => {
+        this.lastFilled = !this.direct && n === buf.length;
         if (this.direct) {
           this.bodyOff += n;
           if (this.bodyOff === this.bodyLen) this.done();

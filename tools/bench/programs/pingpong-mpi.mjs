@@ -18,7 +18,10 @@
 //   pingpong-mpi.mjs paired <blocks> <block-iters> <size>...
 //
 // The paired mode: the two ranks also open the raw socket baseline (framed.mjs, the code of
-// pingpong-raw.mjs) between themselves, warm up both (round trips of 8 bytes for SSI_BENCH_WARMUP_MS each), then per
+// pingpong-raw.mjs) between themselves, over a Unix-domain socket (a Linux abstract name), the
+// family the tcp rpi uses between two ranks of one node (rpi_tcp_unix), and with
+// SSI_BENCH_RAW_POLL=1 both keep their event loops polling during the raw blocks (as the raw
+// columns do; the rpi polls while it waits); then they warm up both (round trips of 8 bytes for SSI_BENCH_WARMUP_MS each), then per
 // size alternate blocks of <block-iters> round trips over the tcp rpi and over the raw socket,
 // rpi first in even blocks and raw first in odd ones. Rank 0 prints one line per size,
 // PAIRED {"size":S,"blockIters":K,"rpiNs":[...],"rawNs":[...]}: one-way ns of each block, the
@@ -29,7 +32,7 @@
 // not depend on @ssi/mpi), else as the bare package name. SSI_BENCH_CPUS="A,B": rank 0 pins itself
 // to CPU A, rank 1 to CPU B (taskset, every thread), before MPI.init (by SSI_RANK) or right after. SSI_BENCH_PREPOST=1:
 // receives are posted before the sends they answer (see rpiRounds).
-import { connectPing, listenEcho, pin } from './framed.mjs';
+import { connectPing, keepPolling, listenEcho, pin } from './framed.mjs';
 
 const { MPI } = await import(process.env.SSI_BENCH_MPI_URL || '@ssi/mpi');
 
@@ -182,26 +185,32 @@ async function pairedBlocks() {
   const blocks = Number(args[1]);
   const token = new Uint8Array(4);
   let raw = null;
+  // the echo side's abstract Unix socket name, told by its pid
+  const where = (pid) => `\0ssi-bench-paired-${pid}`;
   if (rank === 1) {
-    const echo = await listenEcho(maxSize);
-    await world.send(new Int32Array([echo.port]), 0, 1);
+    await listenEcho(maxSize, where(process.pid));
+    await world.send(new Int32Array([process.pid]), 0, 1);
   } else {
-    const port = new Int32Array(1);
-    await world.recv(port, 1, 1);
-    raw = await connectPing(port[0], maxSize);
+    const pid = new Int32Array(1);
+    await world.recv(pid, 1, 1);
+    raw = await connectPing(where(pid[0]), maxSize);
   }
   /** `n` round trips over the raw socket (rank 0 drives them); the one-way time in ns. */
   const rawRounds = async (size, n) => {
     if (rank === 1) {
+      const stop = keepPolling();
       await world.recv(token, 0, 2);
+      stop();
       return 0;
     }
     const buf = sbuf.subarray(0, size);
     const body = raw.framed.body;
     if (size > 0) body[0] = body[size - 1] = 0;
+    const stop = keepPolling();
     const t0 = process.hrtime.bigint();
     for (let i = 0; i < n; i++) await raw.round(buf);
     const ns = Number(process.hrtime.bigint() - t0) / n / 2;
+    stop();
     if (size > 0 && (body[0] !== sbuf[0] || body[size - 1] !== sbuf[size - 1]))
       throw new Error(`size ${size}: the raw echo does not match what was sent`);
     await world.send(token, 1, 2);

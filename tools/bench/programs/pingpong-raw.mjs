@@ -1,9 +1,10 @@
 // The `raw socket` column of `ssi-bench pingpong`: the same ping-pong as pingpong-mpi.mjs, over
 // one plain Node TCP socket on 127.0.0.1 (Nagle off) with the tcp rpi's framing: a 32-byte
 // envelope (body length in its first 4 bytes, little endian) then the body. Reads use the tcp
-// rpi's technique (`onread`): envelopes and short bodies land in a 256 KiB staging buffer and
-// are copied into the preallocated receive buffer; a body with >= 16 KiB left is read by the
-// kernel straight into it. Writes too: envelope + body copied into one buffer up to 16 KiB,
+// rpi's technique (`onread`): envelopes and short bodies land in a 256 KiB staging buffer (only
+// its first 4 KiB after a read that did not fill it, so that the head of a long body after a
+// pause is all that is copied) and are copied into the preallocated receive buffer; a body with
+// >= 16 KiB left is read by the kernel straight into it. Writes too: envelope + body copied into one buffer up to 16 KiB,
 // above that envelope and body go out in one writev (cork/uncork) without a copy. The
 // connection itself is framed.mjs (shared with the paired mode of pingpong-mpi.mjs).
 //

@@ -244,7 +244,7 @@ async function caseObjects(ctx: Ctx): Promise<void> {
   const { world: c } = ctx;
   const pair = partner(ctx);
   if (!pair) return;
-  const big = 'x'.repeat(200_000); // rendezvous-sized objects too
+  const big = 'x'.repeat(300_000); // rendezvous-sized objects too (above 256 KiB)
   const value = (tag: number, rep: number) => ({
     tag,
     rep,
@@ -254,7 +254,7 @@ async function caseObjects(ctx: Ctx): Promise<void> {
     big: 1234567890123456789n,
     date: new Date(86_400_000 * (tag + rep)),
   });
-  if (pair.sender) ctx.mpi.attachBuffer(4 * 250_000 + 16 * BSEND_OVERHEAD);
+  if (pair.sender) ctx.mpi.attachBuffer(4 * 350_000 + 16 * BSEND_OVERHEAD);
   let combo = 0;
   for (const mode of MODES) {
     for (const flavour of FLAVOURS) {
@@ -558,7 +558,7 @@ async function casePreposted(ctx: Ctx): Promise<void> {
   const { world: c } = ctx;
   const pair = partner(ctx);
   if (!pair) return;
-  const n = 20_000; // 160 KB: above the default eager limit
+  const n = 40_000; // 320 KB: above the tcp rpi's default eager limit (256 KiB)
   if (pair.sender) {
     equal(await c.recv(pair.peer, 60), 'posted', 'two long receives posted');
     await c.send(pattern(n, 7), pair.peer, 7);
@@ -814,7 +814,7 @@ async function caseBsend(ctx: Ctx): Promise<void> {
   if (!pair) return;
   c.errhandler = ERRORS_RETURN;
   if (pair.sender) {
-    const msg = pattern(20_000, 1); // 160 KB: rendezvous, so it stays in the buffer until received
+    const msg = pattern(40_000, 1); // 320 KB: rendezvous, so it stays in the buffer until received
     mpi.attachBuffer(msg.byteLength + BSEND_OVERHEAD);
     await c.bsend(msg, pair.peer, 1);
     msg.fill(0); // the buffer holds a copy
@@ -848,9 +848,9 @@ async function caseBsend(ctx: Ctx): Promise<void> {
     await mpi.detachBuffer();
   } else {
     equal(await c.recv(pair.peer, 3), 'receive now', 'signal');
-    const b = new Float64Array(20_000);
+    const b = new Float64Array(40_000);
     await c.recv(b, pair.peer, 1);
-    checkPattern(b, 20_000, 1, 'buffered message (copied at bsend time)');
+    checkPattern(b, 40_000, 1, 'buffered message (copied at bsend time)');
     const s = new Float64Array(1000);
     for (let i = 0; i < 20; i++) {
       await c.recv(s, pair.peer, 10);
@@ -907,18 +907,18 @@ async function caseErrors(ctx: Ctx): Promise<void> {
   if (!pair) return;
   if (pair.sender) {
     await c.send(pattern(100, 1), pair.peer, 1); // truncated at the receiver
-    await c.send(pattern(20_000, 2), pair.peer, 2); // truncated rendezvous
+    await c.send(pattern(40_000, 2), pair.peer, 2); // truncated rendezvous
     await c.send({ an: 'object' }, pair.peer, 3); // into a typed array: ERR_TYPE
     await c.send(pattern(5, 4), pair.peer, 4);
     await c.send(pattern(50, 5), pair.peer, 5);
     await c.send(pattern(5, 6), pair.peer, 6);
     // Rendezvous messages truncated beyond their first fragment (the eager limit), unexpected
     // and posted.
-    const unexpectedLong = c.isend(pattern(20_000, 7), pair.peer, 7);
+    const unexpectedLong = c.isend(pattern(40_000, 7), pair.peer, 7);
     await c.send('sent', pair.peer, 8);
     await within(unexpectedLong.wait(), 'the truncated unexpected rendezvous send');
     equal(await c.recv(pair.peer, 10), 'posted', 'the receiver posted its receive');
-    await c.send(pattern(20_000, 9), pair.peer, 9);
+    await c.send(pattern(40_000, 9), pair.peer, 9);
   } else {
     const small = new Float64Array(10);
     const e1 = await expectError(
@@ -955,13 +955,13 @@ async function caseErrors(ctx: Ctx): Promise<void> {
       'per-request errors',
     );
     equal(await c.recv(pair.peer, 8), 'sent', 'marker after the unexpected rendezvous send');
-    const part = new Float64Array(12_000); // 96,000 bytes of 160,000
+    const part = new Float64Array(36_000); // 288,000 bytes of 320,000 (above the 256 KiB eager limit)
     await expectError(
       () => c.recv(part, pair.peer, 7),
       ErrorClass.ERR_TRUNCATE,
       'unexpected rendezvous truncated after its first fragment',
     );
-    checkPattern(part, 12_000, 7, 'the part of an unexpected rendezvous message that fits');
+    checkPattern(part, 36_000, 7, 'the part of an unexpected rendezvous message that fits');
     const posted = c.irecv(part.fill(0), pair.peer, 9);
     await c.send('posted', pair.peer, 10);
     await expectError(
@@ -969,7 +969,7 @@ async function caseErrors(ctx: Ctx): Promise<void> {
       ErrorClass.ERR_TRUNCATE,
       'posted rendezvous truncated after its first fragment',
     );
-    checkPattern(part, 12_000, 9, 'the part of a posted rendezvous message that fits');
+    checkPattern(part, 36_000, 9, 'the part of a posted rendezvous message that fits');
   }
 }
 
