@@ -13,7 +13,7 @@
 // from the build: the test of the snapshot checks that. Plain CommonJS, not built.
 'use strict';
 const { readFileSync } = require('node:fs');
-const { join } = require('node:path');
+const { isAbsolute, join, resolve } = require('node:path');
 const { Script } = require('node:vm');
 const { startupSnapshot } = require('node:v8');
 
@@ -61,6 +61,10 @@ function forgetSnapshotFlag(execArgv) {
 
 startupSnapshot.setDeserializeMainFunction(() => {
   forgetSnapshotFlag(process.execArgv);
+  // Node makes a relative program path absolute before it runs the program, but not for a main
+  // function of a snapshot (where `runMain('app.mjs')` would look for a package of that name).
+  const program = process.argv[1];
+  if (program && !isAbsolute(program)) process.argv[1] = resolve(program);
   // Node's own entry point: ES module or CommonJS, resolved as `node program` would.
   require('node:module').runMain(process.argv[1]);
 });

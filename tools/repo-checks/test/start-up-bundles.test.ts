@@ -149,10 +149,12 @@ const found = core.discoverModules({ searchFrom: [${JSON.stringify(repo)}] }).mo
 const record = found.find((r) => r.type === 'coll' && r.name === 'lam_basic');
 const m = await core.loadModule(record);
 const inSnapshot = [...loaded.entries()].map(([file, b]) => [file, b.inSnapshot]);
-console.log(JSON.stringify({ module: m.name, inSnapshot, argv: process.argv.slice(2) }));
+console.log(JSON.stringify({ module: m.name, inSnapshot, argv: process.argv.slice(1) }));
 `,
     );
-    const r = spawnSync(process.execPath, ['--snapshot-blob', blob, program, 'a', 'b'], {
+    // A relative program path, as `node probe.mjs` is given one: run as the absolute path.
+    const r = spawnSync(process.execPath, ['--snapshot-blob', blob, 'probe.mjs', 'a', 'b'], {
+      cwd: work,
       encoding: 'utf8',
       timeout: 60_000,
     });
@@ -168,7 +170,7 @@ console.log(JSON.stringify({ module: m.name, inSnapshot, argv: process.argv.slic
       argv: string[];
     };
     expect(extra.module).toBe('lam_basic');
-    expect(extra.argv).toEqual(['a', 'b']);
+    expect(extra.argv).toEqual([program, 'a', 'b']);
     const expected = SNAPSHOT.map((d) => [join(repo, d, 'dist/ssi-bundle.cjs'), true]);
     const loadedNow = [join(repo, 'plugins/coll-lam-basic/dist/ssi-bundle.cjs'), false];
     expect(extra.inSnapshot.sort()).toEqual([...expected, loadedNow].sort());
