@@ -40,7 +40,7 @@ export class CollectiveSequence {
     // first, so that a call its synchronous start makes queues behind it.
     const idle = this.running === 0;
     this.running++;
-    const result = idle ? this.guarded(call, body, true) : this.afterTail(call, body);
+    const result = idle ? this.startNow(call, body) : this.afterTail(call, body);
     this.tail = result.then(this.settled, this.settled);
     return result;
   }
@@ -53,6 +53,42 @@ export class CollectiveSequence {
    */
   runNested<T>(call: string, body: () => Promise<T>): Promise<T> {
     return this.guarded(call, body, false);
+  }
+
+  /**
+   * `guarded(call, body, true)` for a call with nothing before it, in one promise where the gate
+   * is free (no checkpoint in progress, no module counting calls) and a timeout is set: `body`'s
+   * result bounded by coll_base_timeout, its errors through the handler (`raise`). The async
+   * `guarded` awaiting `bounded` was one more promise and reaction on every collective.
+   */
+  private startNow<T>(call: string, body: () => Promise<T>): Promise<T> {
+    const comm = this.comm;
+    this.timeoutSeconds ??= comm.host.params.get<number>('coll_base_timeout');
+    const seconds = this.timeoutSeconds;
+    if (comm.freed || this.broken || !comm.host.engine.gate.free || seconds <= 0) {
+      return this.guarded(call, body, true);
+    }
+    // What the call rejects with: the handler's error, or what the handler threw (as `guarded`).
+    const raise = (err: unknown): unknown => {
+      try {
+        return comm.raiseSync(err, call);
+      } catch (thrown) {
+        return thrown;
+      }
+    };
+    let work: Promise<T>;
+    try {
+      work = body();
+    } catch (err) {
+      return Promise.reject(raise(err));
+    }
+    return this.deadline.bound(work, seconds * 1000, () => this.expired(call, seconds), raise);
+  }
+
+  /** A collective ran past coll_base_timeout: the communicator is unusable for collectives. */
+  private expired(call: string, seconds: number): CollTimeout {
+    this.broken = `${call} timed out`;
+    return collTimeout(call, this.comm.name, seconds);
   }
 
   private afterTail<T>(call: string, body: () => Promise<T>): Promise<T> {
@@ -93,10 +129,7 @@ export class CollectiveSequence {
     this.timeoutSeconds ??= this.comm.host.params.get<number>('coll_base_timeout');
     const seconds = this.timeoutSeconds;
     if (seconds <= 0) return body();
-    return this.deadline.bound(body(), seconds * 1000, () => {
-      this.broken = `${call} timed out`;
-      return collTimeout(call, this.comm.name, seconds);
-    });
+    return this.deadline.bound(body(), seconds * 1000, () => this.expired(call, seconds));
   }
 }
 

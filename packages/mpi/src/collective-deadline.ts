@@ -4,16 +4,27 @@
  * of a timer per call. A setTimeout and clearTimeout pair costs 0.3-0.8 µs here, a good part of
  * what the MPI layer adds to a small collective.
  */
+const same = (err: unknown): unknown => err;
+
 export class CollectiveDeadline {
   private watched: { deadline: number; expire: () => void } | undefined;
   private timer: NodeJS.Timeout | undefined;
   /** When the pending timer fires (Date.now() time). */
   private timerAt = 0;
 
-  /** Settles as `work` does, or rejects with `expired()` once `ms` have passed. */
-  bound<T>(work: Promise<T>, ms: number, expired: () => Error): Promise<T> {
+  /**
+   * Settles as `work` does, or rejects with `expired()` once `ms` have passed; `raise` (default:
+   * none) maps either rejection's reason first, so a caller that reports errors through a
+   * handler needs no second promise for it.
+   */
+  bound<T>(
+    work: Promise<T>,
+    ms: number,
+    expired: () => Error,
+    raise: (err: unknown) => unknown = same,
+  ): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      const entry = { deadline: Date.now() + ms, expire: () => reject(expired()) };
+      const entry = { deadline: Date.now() + ms, expire: () => reject(raise(expired())) };
       this.watch(entry);
       work.then(
         (value) => {
@@ -22,7 +33,7 @@ export class CollectiveDeadline {
         },
         (err) => {
           this.unwatch(entry);
-          reject(err);
+          reject(raise(err));
         },
       );
     });

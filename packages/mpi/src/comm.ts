@@ -32,6 +32,7 @@ import { Group } from './group';
 import { blockingSend, iprobe, probe, recvInto, recvValue } from './p2p/blocking';
 import { makeRecv, makeSend, startRequest } from './p2p/nonblocking';
 import type { SendMode } from './p2p/request-fill';
+import { sendrecvBuffer } from './p2p/sendrecv';
 import type { Proc } from './proc';
 import type { PersistentRequest, Request } from './request';
 import { Status } from './status';
@@ -843,10 +844,31 @@ export class Communicator {
     recvTag?: number,
     status?: Status,
   ): Promise<T>;
-  async sendrecv(
+  sendrecv(
     data: unknown,
     dest: number,
     sendTag = 0,
+    d?: BufferLike | TypedMessage | number,
+    e?: number,
+    f?: number | Status,
+  ): Promise<unknown> {
+    if (isBufferLike(d)) {
+      try {
+        const tag = (f as number | undefined) ?? ANY_TAG;
+        const fast = sendrecvBuffer(this, data, dest, sendTag, d, e ?? ANY_SOURCE, tag);
+        if (fast !== null) return fast;
+      } catch (err) {
+        return Promise.reject(err);
+      }
+    }
+    return this.sendrecvRequests(data, dest, sendTag, d, e, f);
+  }
+
+  /** `sendrecv` on two public requests (typed messages, values, PROC_NULL, a held gate). */
+  private async sendrecvRequests(
+    data: unknown,
+    dest: number,
+    sendTag: number,
     d?: BufferLike | TypedMessage | number,
     e?: number,
     f?: number | Status,

@@ -32,6 +32,18 @@ it('passes on what the work settles with', async () => {
   await expect(d.bound(Promise.reject(new Error('own')), 1000, expired)).rejects.toThrow('own');
 });
 
+it('maps both rejections through `raise` (the error handler), never a resolved value', async () => {
+  const d = new CollectiveDeadline();
+  const raise = (err: unknown) => new Error(`raised: ${(err as Error).message}`);
+  await expect(d.bound(Promise.resolve(3), 1000, expired, raise)).resolves.toBe(3);
+  await expect(d.bound(Promise.reject(new Error('own')), 1000, expired, raise)).rejects.toThrow(
+    'raised: own',
+  );
+  const stuck = track(d.bound(never(), 1000, expired, raise));
+  await vi.advanceTimersByTimeAsync(1001);
+  expect(stuck.error?.message).toBe('raised: expired');
+});
+
 it('rejects a call that outlives its time, and only that call', async () => {
   const d = new CollectiveDeadline();
   // Many quick calls first: the one timer outlives them without firing anything.

@@ -36,7 +36,7 @@ import { R, RECORD_HEADER } from './layout';
  *    SharedArrayBuffer V8 uses relaxed word copies. Either way they are bracketed by the Atomics
  *    above, which is all the argument needs.
  * Sleep/wake (producerWaiting, doorbells) is a Dekker pattern on separate words, documented in
- * endpoint.ts.
+ * doorbells.ts.
  */
 export class SpscRing {
   /** `peek`'s answer for a record that is there but not to be taken in place. */
@@ -283,7 +283,7 @@ export class SpscRing {
     );
   }
 
-  /** Producer: announce (1) or withdraw (0) that we wait for room. See endpoint.ts. */
+  /** Producer: announce (1) or withdraw (0) that we wait for room. See doorbells.ts. */
   setProducerWaiting(v: 0 | 1): void {
     Atomics.store(this.ctrl, R.producerWaiting, v);
   }

@@ -47,7 +47,10 @@ interface Link {
 /**
  * Connections on first use (`rpi_tcp_lazy`): every process listens and publishes its address at
  * MPI.init; the first send to a peer dials it, and sends started meanwhile wait here, in order,
- * until the connection is authenticated. A peer that is never spoken to is never connected.
+ * until the connection is authenticated. A receive posted for a named peer with no connection
+ * dials it too (`prepare`, unless `rpi_tcp_recv_dial` is 0), so that the peer's first message
+ * usually finds the connection up. A peer that is never spoken to nor named by a receive is
+ * never connected.
  *
  * Per peer, at this process (E: the earlier process of the pair in the process list, L: the later):
  *
@@ -56,6 +59,8 @@ interface Link {
  *        ▼ (answered at add)              │ hello, L: refuse it (ours wins)
  *                        ▼                │ closed after reaching the peer, E: ─▶ awaiting
  *                     accepting ──PROOF──▶ connected   (L's hello comes: admit ─▶ accepting)
+ *
+ * (`send`: a send to the peer starts, or a receive naming it is posted: `queue`, `prepare`.)
  *
  * **Tie-break when both ends dial at once** (the order of Ch. 5.1.2, as in the eager mesh: the
  * later process connects to the earlier one): L, while its own dial is under way, refuses E's
@@ -107,9 +112,20 @@ export class LazyLinks {
   /** A send to a peer with no established connection: queued; the peer is dialed if idle. */
   queue(req: RpiRequest): void {
     const proc = req.proc!;
-    const link = this.links.get(proc) ?? this.dial(proc);
+    const link = this.links.get(proc) ?? this.dial(proc, 'a send to it started');
     link.sends.push(req);
     if (link.timer === null) link.timer = this.deadline(proc);
+  }
+
+  /**
+   * A receive naming `proc` was posted and there is no connection to it: dial it now (if idle),
+   * so that the peer's message finds the connection up instead of setting it up (`rpi_tcp_recv_dial`).
+   * Nothing waits on such a dial: refused by the tie-break or failed, it is dropped quietly (the
+   * peer's own send dials then), and a peer that never sends costs one idle socket.
+   */
+  prepare(proc: Proc): void {
+    if (this.closed || this.links.has(proc) || !this.addresses.has(proc)) return;
+    this.dial(proc, 'a receive from it is posted');
   }
 
   /** Takes a queued send back (it was cancelled or freed); false when it is not queued. */
@@ -232,11 +248,11 @@ export class LazyLinks {
     return l;
   }
 
-  private dial(proc: Proc): Link {
+  private dial(proc: Proc, why: string): Link {
     const address = this.addresses.get(proc)!;
     this.owner.verbose(
       10,
-      `tcp: rank ${this.me.gps.grank} connects to rank ${proc.gps.grank} at ${address.host}:${address.port} on first use`,
+      `tcp: rank ${this.me.gps.grank} connects to rank ${proc.gps.grank} at ${address.host}:${address.port} on first use (${why})`,
     );
     return this.setLink(proc, undefined, 'dialing', this.owner.dial(proc, address));
   }

@@ -62,6 +62,16 @@ export const params = {
     default: true,
     help: 'Connect to a peer on the first message to it (addresses are exchanged at MPI.init; a peer never spoken to is never connected); 0: connect every pair during MPI.init (the full mesh)',
   },
+  recv_dial: {
+    type: 'boolean',
+    default: true,
+    help: 'With rpi_tcp_lazy: a receive posted for a named source with no connection yet dials that source, so that its first message finds the connection up (the later process of the pair keeps its dial when both dial); 0: only sends dial',
+  },
+  rehearse: {
+    type: 'boolean',
+    default: true,
+    help: "With rpi_tcp_lazy: in MPI.init, while the addresses are exchanged, connect once to this process's own listener (authenticated like any peer) and close again, so that the first connection to a peer runs code that has run before (the first run of the connection code in a process cost 1-2 ms); 0: no rehearsal",
+  },
   unix: {
     type: 'boolean',
     default: true,

@@ -27,6 +27,10 @@ export interface TcpSettings {
   connectTimeout: number;
   /** Connect to a peer on the first send to it (true), or to every peer in addprocs. */
   lazy: boolean;
+  /** With `lazy`: a receive posted for a named peer with no connection dials it. */
+  recvDial: boolean;
+  /** With `lazy`: connect to itself once in MPI.init, so the first real connection runs warm code. */
+  rehearse: boolean;
   /** Connect to peers on this node over a Unix-domain socket (`rpi_tcp_unix`; Linux only). */
   unix: boolean;
   /** What `tuneUnixSocket` asks for (`rpi_tcp_unix_sndbuf`). */
@@ -77,6 +81,8 @@ export async function tcpSettings(registry: ParamRegistry): Promise<TcpSettings>
     address: String(p('address')),
     connectTimeout: Math.max(1, Number(p('connect_timeout'))),
     lazy: Boolean(p('lazy')),
+    recvDial: Boolean(p('recv_dial')),
+    rehearse: Boolean(p('rehearse')),
     unix,
     unixBuffers: { sndbuf: unixSndbuf, rcvbuf: 0 },
     tuneUnixSocket: forUnix.tuner,

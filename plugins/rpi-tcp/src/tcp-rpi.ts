@@ -11,11 +11,12 @@ import type { ReadStats } from './body-reader';
 import type { ConnectionOwner } from './connection';
 import { Connection } from './connection';
 import { ConnectionTuner } from './connection-tuner';
-import type { Hello } from './handshake';
+import { type Hello, rehearseHandshake } from './handshake';
 import { LazyLinks, type PeerAddress } from './lazy-links';
 import { Listeners } from './listeners';
 import { EagerMesh } from './mesh';
 import { ReceiveSide } from './receives';
+import { ConnectionRehearsal } from './rehearsal';
 import { SendSide } from './sends';
 import type { TcpSettings } from './settings';
 import { TCP_TRANSPORT_API, type TcpTraffic, type TcpTransport } from './transport-api';
@@ -55,6 +56,9 @@ export class TcpRpi implements TcpTransport, ConnectionOwner {
   private readonly mesh: EagerMesh;
   /** Lazy mode: the peers' addresses and the connections being set up. */
   private links: LazyLinks | null = null;
+  /** Lazy mode, in MPI.init: the connection to itself under way (see rehearsal.ts). */
+  private rehearsal: ConnectionRehearsal | null = null;
+  private rehearsed = false;
   private finalizing = false;
   /** holdWrites was called and releaseWrites not yet. */
   private holding = false;
@@ -115,16 +119,33 @@ export class TcpRpi implements TcpTransport, ConnectionOwner {
       this.links = new LazyLinks(this.lazyOwner(), me, this.settings.connectTimeout);
     }
     const mine = await this.listeners.open();
-    const all = await this.host.runtime.allgather(mine);
+    const exchange = this.host.runtime.allgather(mine);
+    // While the addresses travel, the first connection's code runs once (handshake.ts, rehearsal.ts).
+    rehearseHandshake(this.secret, this.jobId);
+    const once = this.settings.rehearse && !this.rehearsed && procs.some((p) => p !== me);
+    this.rehearsed ||= once;
+    const rehearsal = once ? this.rehearseConnection(mine) : null;
+    const all = await exchange;
     for (const p of procs) {
       const address = all[p.gps.grank];
       if (p === me || address === undefined) continue;
       this.links.add(p, address);
     }
+    if (rehearsal !== null) await rehearsal;
     this.host.verbose(
       10,
       `tcp: rank ${this.myRank} will connect to its ${this.links.peers.length} peers on first use`,
     );
+  }
+
+  /** Connects to this process's own listener and closes again (rehearsal.ts); never fails. */
+  private async rehearseConnection(mine: PeerAddress): Promise<void> {
+    const me = this.host.myProc;
+    this.rehearsal = new ConnectionRehearsal(me);
+    const to = this.listeners.dialTarget(me, mine);
+    const said = await this.rehearsal.run(this, to, this.settings.noDelay);
+    this.rehearsal = null;
+    this.host.verbose(10, `tcp: rank ${this.myRank} ${said}`);
   }
 
   private lazyOwner() {
@@ -143,6 +164,7 @@ export class TcpRpi implements TcpTransport, ConnectionOwner {
 
   /** ConnectionOwner: who is this acceptor's peer? Only expected, not yet connected ranks. */
   acceptPeer(conn: Connection, hello: Hello): Proc | null | 'later' {
+    if (this.rehearsal?.expects(hello.from)) return this.host.myProc;
     if (this.links !== null) {
       if (this.finalizing) return null;
       const known = [...this.conns.keys()].some((p) => p.gps.grank === hello.from);
@@ -157,6 +179,10 @@ export class TcpRpi implements TcpTransport, ConnectionOwner {
    * the same turn, so nothing can be written to it before them.
    */
   established(conn: Connection): void {
+    if (this.rehearsal?.owns(conn)) {
+      this.rehearsal.acceptedIt(conn);
+      return;
+    }
     const proc = conn.proc!;
     this.tuner.tune(conn);
     const fellBack =
@@ -177,6 +203,10 @@ export class TcpRpi implements TcpTransport, ConnectionOwner {
   }
 
   closed(conn: Connection, reason: string): void {
+    if (this.rehearsal?.owns(conn)) {
+      this.rehearsal.closed(reason);
+      return;
+    }
     const proc = conn.proc;
     if (!proc || this.conns.get(proc) !== conn) {
       this.links?.closedEarly(conn, reason); // a dial or accept not established yet, or refused
@@ -259,6 +289,10 @@ export class TcpRpi implements TcpTransport, ConnectionOwner {
 
   posted(req: RpiRequest): void {
     this.receives.posted(req);
+    const proc = req.proc;
+    if (proc !== null && this.settings.recvDial && this.notConnectedYet(proc)) {
+      if (!(proc.mode & ProcMode.DEAD) && !this.finalizing) this.links!.prepare(proc);
+    }
   }
 
   unposted(req: RpiRequest): void {

@@ -19,6 +19,17 @@ function dialedPairs(output: string): Set<string> {
   return pairs;
 }
 
+/** Dials logged with `why` ("a send to it started", "a receive from it is posted"), as "A->B". */
+function dials(output: string, why: string): string[] {
+  const found: string[] = [];
+  for (const m of output.matchAll(
+    /rank (\d+) connects to rank (\d+) at \S+ on first use \(([^)]*)\)/g,
+  )) {
+    if (m[3] === why) found.push(`${m[1]}->${m[2]}`);
+  }
+  return found;
+}
+
 describe('tcp rpi: connections on first use', () => {
   it('first messages both ways at once, ANY_SOURCE before any connection, ssend, cancel; silent pairs stay unconnected', async () => {
     const r = await launchJob({
@@ -32,12 +43,62 @@ describe('tcp rpi: connections on first use', () => {
     for (let rank = 0; rank < 6; rank++)
       expect(r.output).toContain(`first-contact ok rank ${rank}`);
     expect(r.output).toContain('will connect to its 5 peers on first use');
+    // every rank ran its first connection once in MPI.init (rpi_tcp_rehearse), to itself
+    for (let rank = 0; rank < 6; rank++)
+      expect(r.output).toContain(`tcp: rank ${rank} rehearsed a connection (to itself, over unix)`);
     // 0-3 talk to each other (6 pairs), 0-4 and 4-5: 8 of the 15 pairs; never 5 with 0-3
     expect([...dialedPairs(r.output)].sort()).toEqual(
       ['0-1', '0-2', '0-3', '0-4', '1-2', '1-3', '2-3', '4-5'].sort(),
     );
     const established = r.output.match(/tcp: rank \d+ connected to \d+ peers/g);
     expect(established, 'no eager mesh is built').toBeNull();
+  });
+
+  it('a receive naming a peer with no connection dials it; ANY_SOURCE dials nobody (rpi_tcp_recv_dial)', async () => {
+    const r = await launchJob({
+      np: 6,
+      program: new URL('./fixtures/recv-first.mjs', import.meta.url).pathname,
+      ssi: { rpi: 'tcp', rpi_verbose: 10, rpi_tcp_lazy: 1 },
+      timeoutMs: 120_000,
+      label: 'receives first',
+    });
+    expect(r.ok, explainJob(r)).toBe(true);
+    for (let rank = 0; rank < 6; rank++) expect(r.output).toContain(`recv-first ok rank ${rank}`);
+    const byReceive = dials(r.output, 'a receive from it is posted');
+    // the receiver dials, earlier or later in the pair, and for a peer that never sends
+    for (const d of ['0->1', '3->2', '5->0']) expect(byReceive, d).toContain(d);
+    // both of 4 and 5 posted receives first: one connection (whoever's dial won)
+    expect(byReceive.filter((d) => d === '4->5' || d === '5->4').length).toBeGreaterThan(0);
+    // rank 1's ANY_SOURCE receive dials nobody: rank 2's send dials it
+    expect(dials(r.output, 'a send to it started')).toContain('2->1');
+    expect(byReceive.filter((d) => d.startsWith('1->'))).toEqual([]);
+    // the senders of 0-1 and 2-3 found their connection (being) made: no second dial
+    expect(dials(r.output, 'a send to it started')).not.toContain('1->0');
+    expect(dials(r.output, 'a send to it started')).not.toContain('2->3');
+    expect(r.output).not.toMatch(/lost the connection|cannot connect/);
+  });
+
+  it('rpi_tcp_recv_dial 0 and rpi_tcp_rehearse 0: only sends dial, no rehearsal, the same program passes', async () => {
+    const r = await launchJob({
+      np: 6,
+      program: new URL('./fixtures/recv-first.mjs', import.meta.url).pathname,
+      ssi: {
+        rpi: 'tcp',
+        rpi_verbose: 10,
+        rpi_tcp_lazy: 1,
+        rpi_tcp_recv_dial: 0,
+        rpi_tcp_rehearse: 0,
+      },
+      timeoutMs: 120_000,
+      label: 'receives first, no receive dials',
+    });
+    expect(r.ok, explainJob(r)).toBe(true);
+    for (let rank = 0; rank < 6; rank++) expect(r.output).toContain(`recv-first ok rank ${rank}`);
+    expect(dials(r.output, 'a receive from it is posted')).toEqual([]);
+    expect(r.output, 'rpi_tcp_rehearse 0').not.toMatch(/rehearsed a connection|rehearsal/);
+    const bySend = dials(r.output, 'a send to it started');
+    for (const d of ['1->0', '2->3', '2->1']) expect(bySend, d).toContain(d);
+    expect(bySend.filter((d) => d === '5->0' || d === '0->5')).toEqual([]); // never talk
   });
 
   it('rpi_tcp_lazy 0 keeps the eager mesh, and the same program passes', async () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  firstVariantsFor,
   ompiStartupFlags,
   parseFirstOutput,
   parseStartupOutput,
@@ -44,9 +45,21 @@ describe('startup benchmark: plan and job output', () => {
 
   it('first-message line, and Open MPI flags', () => {
     const f = parseFirstOutput(
-      '[0] FIRST {"firstNs":900000,"openNs":[100000,90000],"tcpConnectNs":80000}',
+      '[0] FIRST {"variant":"any","firstNs":900000,"openNs":[100000,90000],"tcpConnectNs":80000}',
     );
     expect(f.firstNs).toBe(900000);
+    expect(f.variant).toBe('any');
+    expect(() =>
+      parseFirstOutput('[0] FIRST {"firstNs":900000,"openNs":[1],"tcpConnectNs":80000}'),
+    ).toThrow(/malformed FIRST/); // no variant
+    expect(() =>
+      parseFirstOutput(
+        '[0] FIRST {"variant":"hot","firstNs":900000,"openNs":[1],"tcpConnectNs":80000}',
+      ),
+    ).toThrow(/malformed FIRST/);
+    expect(firstVariantsFor(3)).toEqual(['named', 'any']);
+    expect(firstVariantsFor(4)).toEqual(['named', 'any', 'warm']);
+    expect(firstVariantsFor(16)).toEqual(['named', 'any', 'warm']);
     expect(() => parseFirstOutput('[0] FIRST {"firstNs":0,"openNs":[],"tcpConnectNs":1}')).toThrow(
       /malformed FIRST/,
     );

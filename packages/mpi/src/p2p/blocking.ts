@@ -261,7 +261,7 @@ function fastRecvDone(
 }
 
 /** The end of a blocking receive: its status, or its error through the error handler. */
-function finishRecv(
+export function finishRecv(
   comm: Communicator,
   r: RpiRequest,
   elementBytes: number,
@@ -362,11 +362,7 @@ function startBlocking(
   spun: boolean,
 ): Promise<RpiRequest> | null {
   const engine = comm.host.engine;
-  req.marks |= ReqMark.BLKTYPE;
-  engine.build(req);
-  req.onDone = null;
-  req.flags = ReqFlag.BLOCK;
-  engine.start(req);
+  postBlocking(comm, req);
   if (req.state !== ReqState.DONE && !(spun ? engine.pollDone(req) : engine.spinDone(req))) {
     return engine.sleepFor(req);
   }
@@ -374,7 +370,17 @@ function startBlocking(
   return engine.fastYield.completedAtOnce() ? nextTurn().then(() => req) : null;
 }
 
-function finishBlocking(comm: Communicator, req: RpiRequest): MpiError | null {
+/** Builds and starts a filled request of a blocking call (the rpi sees it from now on). */
+export function postBlocking(comm: Communicator, req: RpiRequest): void {
+  const engine = comm.host.engine;
+  req.marks |= ReqMark.BLKTYPE;
+  engine.build(req);
+  req.onDone = null;
+  req.flags = ReqFlag.BLOCK;
+  engine.start(req);
+}
+
+export function finishBlocking(comm: Communicator, req: RpiRequest): MpiError | null {
   const engine = comm.host.engine;
   const err = req.error;
   engine.destroy(req);

@@ -11,6 +11,16 @@ export const RECHECK_MS = 250;
  */
 export const TRANSFER_BYTES_PER_US = 1000;
 
+/**
+ * The transfer time of `bytes`, µs. A multiplication by a fraction, not `bytes / 1000`: V8 then
+ * compiles it for doubles from the first call, where a division first seen with 0 bytes only
+ * (a barrier's messages) is compiled for small integers and deoptimizes ("lost precision") at the
+ * first wait that moves a byte, e.g. a gather after a loop of barriers: the code of every wait
+ * then ran unoptimized until V8 compiled it again (a 2-rank barrier measured 15 µs instead of 7).
+ */
+const US_PER_BYTE = 1 / TRANSFER_BYTES_PER_US;
+const transferUs = (bytes: number): number => bytes * US_PER_BYTE;
+
 /** The polling turns read the clock every 4th turn (`CLOCK_MASK + 1`). */
 const CLOCK_MASK = 3;
 
@@ -74,7 +84,7 @@ export class WaitPoller {
     const now = performance.now();
     if (this.recheck !== null && now >= this.nextCheck) this.check(now);
     if (this.budgetUs <= 0) return now;
-    this.deadline = now + (this.windowUs + bytes / TRANSFER_BYTES_PER_US) / 1000;
+    this.deadline = now + (this.windowUs + transferUs(bytes)) * 0.001;
     this.spin();
     return now;
   }
@@ -85,7 +95,7 @@ export class WaitPoller {
    */
   extend(bytes: number): void {
     if (this.waits === 0 || this.budgetUs <= 0) return;
-    const until = performance.now() + (this.windowUs + bytes / TRANSFER_BYTES_PER_US) / 1000;
+    const until = performance.now() + (this.windowUs + transferUs(bytes)) * 0.001;
     if (until <= this.deadline) return;
     this.deadline = until;
     this.spin();
@@ -104,11 +114,11 @@ export class WaitPoller {
   release(since: number, bytes = 0): void {
     if (this.waits > 0) this.waits--;
     if (this.budgetUs <= 0) return;
-    const tookUs = (performance.now() - since) * 1000 - bytes / TRANSFER_BYTES_PER_US;
+    const tookUs = (performance.now() - since) * 1000 - transferUs(bytes);
     this.windowUs =
       tookUs <= this.budgetUs
         ? Math.min(this.budgetUs, this.windowUs * 2)
-        : Math.max(this.budgetUs / 16, this.windowUs / 2);
+        : Math.max(this.budgetUs * 0.0625, this.windowUs * 0.5);
   }
 
   private check(now: number): void {

@@ -39,7 +39,8 @@ over the repetitions and ssi/ompi (<module>/ompi with several modules) = ratio o
 (< 1: @ssi/mpi is faster).
 Every driver run first makes unrecorded calls of each operation (4000 for barrier and allreduce8,
 for the JIT of fresh Node processes; a quarter of a pass for the large ones), in both columns;
-the Node driver's warm-up of a latency operation also lasts at least 500 ms (not with --quick).
+the Node driver's warm-up of a latency operation also lasts at least 500 ms (not with --quick);
+before it, a rehearsal of up to 200 calls and the driver's own bcast and gather (see README).
 Repetitions are interleaved: round r runs every column once for every process count.
 More processes than CPUs oversubscribe the machine (8 on 2 CPUs): both columns alike; nothing
 is bound then.
@@ -771,7 +772,7 @@ export const collCommand: BenchCommand = {
           interleaved:
             'round r runs, for every np, every column once (fresh processes); column order rotated each round',
           timing:
-            'per point: an unrecorded pass of `warmup` calls, then a barrier and `iters` calls back to back timed on every rank; maxNs/avgNs/minNs = slowest/mean/fastest rank (t_max/t_avg/t_min)',
+            'per point: an unrecorded rehearsal (up to 200 calls, the driver bcast and gather), an unrecorded pass of `warmup` calls, then a barrier and `iters` calls back to back timed on every rank; maxNs/avgNs/minNs = slowest/mean/fastest rank (t_max/t_avg/t_min)',
         },
         drivers: info,
         source: sourceState(root, [
