@@ -179,21 +179,30 @@ describe('mpirun on the embedded default (no universe running)', () => {
     }
   });
 
-  it('starts JavaScript ranks from a start-up snapshot with mpi_base_startup_snapshot 1', async () => {
+  it('starts JavaScript ranks from a start-up snapshot (mpi_base_startup_snapshot, default 1)', async () => {
     const cache = join(work, 'code-cache');
-    const args = ['--ssi', 'mpi_base_startup_snapshot', '1', '-np', '3', 'snapshot-probe.mjs'];
+    const args = ['-np', '3', 'snapshot-probe.mjs'];
     for (const round of ['built', 'reused']) {
       const r = await mpirun(args, { SSI_CODE_CACHE: cache });
       expect(r.code, `${round}: ${r.stderr}`).toBe(0);
       for (const rank of [0, 1, 2]) {
-        expect(r.stdout).toContain(`[${rank}] snapshot blob=true mpi=true rpi=true sum=3`);
+        // The processes a rank starts with its options start as plain node (-e code runs).
+        expect(r.stdout).toContain(
+          `[${rank}] snapshot mpi=true rpi=true execArgv=(none) child=ok sum=3`,
+        );
       }
       expect(readdirSync(cache).filter((f) => f.endsWith('.blob'))).toHaveLength(1);
     }
+    const plain = '[0] snapshot mpi=false rpi=false execArgv=(none) child=ok sum=3';
+    const no = await mpirun(['--ssi', 'mpi_base_startup_snapshot', '0', ...args], {
+      SSI_CODE_CACHE: cache,
+    });
+    expect(no.code, no.stderr).toBe(0);
+    expect(no.stdout).toContain(plain);
     // No code cache may be kept (SSI_CODE_CACHE off): no snapshot either, and no complaint.
     const off = await mpirun(args, { SSI_CODE_CACHE: 'off' });
     expect(off.code, off.stderr).toBe(0);
-    expect(off.stdout).toContain('[0] snapshot blob=false mpi=false rpi=false sum=3');
+    expect(off.stdout).toContain(plain);
     expect(off.stderr).not.toContain('snapshot');
   });
 

@@ -7,13 +7,13 @@
 // those packages (dependencies first) are loaded and have run; `node --snapshot-blob <blob>
 // program.mjs args` then starts with them in its heap and runs `program.mjs` as `node
 // program.mjs args` would. A rank so started skips reading, compiling and running the bundles
-// (measured ~15 ms of CPU per rank at np 16-32 on two CPUs, none at np 64:
+// (measured 80 -> 65 ms of CPU per rank at np 16, 87 -> 75 at np 64 on two CPUs:
 // docs/architecture.md). Nothing of the bundles' top
 // level reads per-process state (environment, pid, host, clocks), which the snapshot would keep
 // from the build: the test of the snapshot checks that. Plain CommonJS, not built.
 'use strict';
 const { readFileSync } = require('node:fs');
-const { join } = require('node:path');
+const { isAbsolute, join, resolve } = require('node:path');
 const { Script } = require('node:vm');
 const { startupSnapshot } = require('node:v8');
 
@@ -46,7 +46,25 @@ function runLoader() {
 }
 
 runLoader().preloadForSnapshot(packagesToLoad(), require);
+/**
+ * `--snapshot-blob <file>` (or `=<file>`) out of `process.execArgv`: the program's own Node
+ * processes (`fork`, `spawn(process.execPath, [...process.execArgv, ...])`, which may run `-e`
+ * code or another program) start as plain `node`, as they would had the rank not been started
+ * from the snapshot, whose main function runs a program file only.
+ */
+function forgetSnapshotFlag(execArgv) {
+  for (let i = execArgv.length - 1; i >= 0; i--) {
+    if (execArgv[i] === '--snapshot-blob') execArgv.splice(i, 2);
+    else if (execArgv[i].startsWith('--snapshot-blob=')) execArgv.splice(i, 1);
+  }
+}
+
 startupSnapshot.setDeserializeMainFunction(() => {
+  forgetSnapshotFlag(process.execArgv);
+  // Node makes a relative program path absolute before it runs the program, but not for a main
+  // function of a snapshot (where `runMain('app.mjs')` would look for a package of that name).
+  const program = process.argv[1];
+  if (program && !isAbsolute(program)) process.argv[1] = resolve(program);
   // Node's own entry point: ES module or CommonJS, resolved as `node program` would.
   require('node:module').runMain(process.argv[1]);
 });

@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { planBinding } from '../src/binding/bind-plan';
 import { boundArgv } from '../src/binding/bound-command';
 import { formatCpuList, parseCpuList } from '../src/binding/cpu-list';
-import { coresOf, heldCpus, type NodeCpus } from '../src/binding/node-cpus';
+import { coresOf, heldCpus, type NodeCpus, readNodeCpus } from '../src/binding/node-cpus';
 
 /** Pure parts of rank binding: CPU lists, topology, pinned processes, the plan. */
 
@@ -90,6 +90,15 @@ describe('held CPUs', () => {
   });
 });
 
+describe('readNodeCpus', () => {
+  it('reads the held CPUs when asked for them, as heldCpus sees them', () => {
+    const n = readNodeCpus();
+    expect(n.allowed.length).toBeGreaterThan(0);
+    expect(n.held).toEqual(heldCpus(n.cores, [process.pid]));
+    expect(n.held).toBe(n.held); // read once
+  });
+});
+
 describe('planBinding', () => {
   const node = (allowed: number[], held: number[] = [], perCore = 1): NodeCpus => {
     const cores: number[][] = [];
@@ -108,7 +117,14 @@ describe('planBinding', () => {
   });
 
   it('binds nothing when oversubscribed or told none', () => {
-    const over = planBinding('core', 3, node([0, 1]));
+    // Not even asking which CPUs others hold (readNodeCpus reads every process's status for it).
+    const unread = {
+      ...node([0, 1]),
+      get held(): number[] {
+        throw new Error('held was read for an oversubscribed job');
+      },
+    };
+    const over = planBinding('core', 3, unread);
     expect(over.cpus).toBeNull();
     expect(over.reason).toMatch(/not bound: oversubscribed \(3 rank\(s\) here, CPUs 0-1 allowed\)/);
     expect(planBinding('none', 1, node([0, 1]))).toEqual({

@@ -15,7 +15,8 @@
 //   writeTo(pid, address, from)                             process_vm_writev: the other direction
 //
 // Buffer kinds. `kind` selects how the mapping is handed to JavaScript:
-//   "ab"  an external ArrayBuffer (plain N-API).  Atomics.load/store/add/compareExchange work on an
+//   "ab"  an ArrayBuffer over the mapping (makeUncountedArrayBuffer: V8 does not count it as
+//         external memory).  Atomics.load/store/add/compareExchange work on an
 //         Int32Array over it (they compile to the same lock-prefixed / fenced instructions as on a
 //         SharedArrayBuffer); Atomics.wait does not (non-shared), which we never use anyway.  It can
 //         be *detached* on close, so the mapping can be unmapped deterministically without leaving a
@@ -167,8 +168,9 @@ struct Handle {  // the object JavaScript holds (wrapped)
   bool closed;
 };
 
-void abFinalize(napi_env, void*, void* hint) {
-  AbRef* r = static_cast<AbRef*>(hint);
+// The ArrayBuffer object was collected (it was not detached by close): its reference goes.
+void abFinalize(napi_env, void* data, void*) {
+  AbRef* r = static_cast<AbRef*>(data);
   if (!r->released) mappingRelease(r->m);
   delete r;
 }
@@ -196,6 +198,28 @@ napi_value makeSharedArrayBuffer(Mapping* m) {
   return reinterpret_cast<napi_value>(*value);
 }
 
+// An ArrayBuffer over the mapping that V8 does not count as this process's external memory.
+// Node's napi_create_external_arraybuffer makes one whose whole length V8 adds to the isolate's
+// external memory, which drives its GC heuristics as if the process had allocated it: an sm
+// segment is N² postboxes (40 MiB at 64 ranks), shared with every process of the node and
+// committed a page at a time only where used, and a rank started from a start-up snapshot then
+// ran incremental marking and a full GC during its first collective (issue #21; none with it
+// uncounted). A backing store with V8's empty deleter is not counted (V8 leaves
+// memory it never frees out of the accounting); the mapping's reference is dropped instead when
+// the ArrayBuffer object is collected (a finalizer on it), or at once by close(), which detaches
+// the buffer first, as V8 asks of manually managed memory. Typed arrays and Buffers over the
+// mapping hold the ArrayBuffer object, so it outlives every view.
+napi_value makeUncountedArrayBuffer(napi_env env, Mapping* m, AbRef* r) {
+  v8::Isolate* isolate = v8::Isolate::GetCurrent();
+  std::unique_ptr<v8::BackingStore> store =
+      v8::ArrayBuffer::NewBackingStore(m->base, m->size, v8::BackingStore::EmptyDeleter, nullptr);
+  v8::Local<v8::ArrayBuffer> ab = v8::ArrayBuffer::New(isolate, std::move(store));
+  v8::Local<v8::Value> value = ab;
+  napi_value buffer = reinterpret_cast<napi_value>(*value);
+  if (napi_add_finalizer(env, buffer, r, abFinalize, nullptr, nullptr) != napi_ok) return nullptr;
+  return buffer;
+}
+
 napi_value wrapMapping(napi_env env, Mapping* m, bool sab) {
   Handle* h = new Handle{m, nullptr, nullptr, false};
   napi_value buffer;
@@ -204,13 +228,13 @@ napi_value wrapMapping(napi_env env, Mapping* m, bool sab) {
   } else {
     AbRef* r = new AbRef{m, false};
     m->refs.fetch_add(1);
-    napi_status st = napi_create_external_arraybuffer(env, m->base, m->size, abFinalize, r, &buffer);
-    if (st != napi_ok) {
+    buffer = makeUncountedArrayBuffer(env, m, r);
+    if (buffer == nullptr) {
       mappingRelease(m);
       delete r;
       mappingRelease(m);
       delete h;
-      napi_throw_error(env, "EINTERNAL", "napi_create_external_arraybuffer failed");
+      napi_throw_error(env, "EINTERNAL", "cannot make an ArrayBuffer over the mapping");
       return nullptr;
     }
     h->ab = r;

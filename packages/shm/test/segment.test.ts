@@ -1,4 +1,6 @@
-import { closeSync, openSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   computeLayout,
@@ -213,5 +215,36 @@ describe('create and attach', () => {
     expect(b.buffer).toBeInstanceOf(ArrayBuffer);
     Atomics.store(a.i32, a.layout.poolOffset >> 2, 99);
     expect(Atomics.load(b.i32, b.layout.poolOffset >> 2)).toBe(99);
+  });
+});
+
+describe('memory accounting (issue 21)', () => {
+  const MiB = 1024 * 1024;
+  const mapped = (name: string) => readFileSync('/proc/self/maps', 'utf8').includes(name);
+
+  it("a segment's ArrayBuffer is not counted as this process's external memory", () => {
+    // V8 counted an external ArrayBuffer's whole length, and a rank's GC ran as if it had
+    // allocated the node's N² postboxes (40 MiB at 64 ranks).
+    const before = process.memoryUsage().external;
+    const a = create({ nprocs: 2, poolSize: 64 * MiB, populate: false });
+    expect(a.buffer.byteLength).toBeGreaterThan(64 * MiB);
+    expect(process.memoryUsage().external - before).toBeLessThan(8 * MiB);
+  });
+
+  it('a segment dropped without close() is unmapped once it is collected', async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const name = (() => {
+      const s = ShmSegment.create({ sessionDir: testSession(), job: 'gc', nprocs: 1, poolSize: 0 });
+      const view = new Uint8Array(s.buffer);
+      view[0] = 1;
+      return s.name;
+    })();
+    expect(mapped(name.slice(1))).toBe(true);
+    for (let i = 0; i < 20 && mapped(name.slice(1)); i++) {
+      gc();
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    expect(mapped(name.slice(1))).toBe(false);
   });
 });

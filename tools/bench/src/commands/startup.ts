@@ -40,8 +40,8 @@ of a hello + allreduce program, from spawning mpirun to its exit, in one run aga
   ts-tsx     ts with SSI_MPIRUN_TS=tsx: tsx loaded in every rank (how .ts ran before)
   mjs-lazy   mjs with --ssi rpi tcp (connections on first use, tcp's default)
   mjs-eager  mjs with --ssi rpi tcp --ssi rpi_tcp_lazy 0 (the full mesh in MPI.init)
-  mjs-snap   mjs with --ssi mpi_base_startup_snapshot 1 (ranks start from a V8 snapshot with
-             the bundles loaded; not a default column)
+  mjs-nosnap mjs with --ssi mpi_base_startup_snapshot 0 (ranks start as plain node, not from
+             mpirun's V8 start-up snapshot with the bundles loaded; not a default column)
 Every rank reports its RSS at the end (process.memoryUsage().rss; /proc/self/statm in C).
 First message (issue #21's target: first <= 2 x open + one TCP connect): for the .mjs columns,
 jobs of --first-np ranks in which ranks 0 and 1, which have exchanged nothing since MPI.init,
@@ -77,7 +77,7 @@ export const STARTUP_COLUMNS = [
   'ts-tsx',
   'mjs-lazy',
   'mjs-eager',
-  'mjs-snap',
+  'mjs-nosnap',
 ] as const;
 export type StartupColumn = (typeof STARTUP_COLUMNS)[number];
 const DEFAULT_COLUMNS: StartupColumn[] = ['ompi', 'mjs', 'ts', 'ts-tsx', 'mjs-lazy', 'mjs-eager'];
@@ -93,7 +93,7 @@ export const SSI_JOBS: Record<
   // tcp named: on one node sm would serve every pair and tcp's connections would not be measured.
   'mjs-lazy': { program: 'startup.mjs', ssi: ['rpi', 'tcp', 'rpi_tcp_lazy', '1'] },
   'mjs-eager': { program: 'startup.mjs', ssi: ['rpi', 'tcp', 'rpi_tcp_lazy', '0'] },
-  'mjs-snap': { program: 'startup.mjs', ssi: ['mpi_base_startup_snapshot', '1'] },
+  'mjs-nosnap': { program: 'startup.mjs', ssi: ['mpi_base_startup_snapshot', '0'] },
 };
 
 export interface StartupPlan {
