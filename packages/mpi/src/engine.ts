@@ -1,6 +1,8 @@
 import type { ParamRegistry, VerboseStream } from '@ssi/core';
 import type { RestartPlan } from './cr/image';
+import { RestartReplay } from './cr/restart-replay';
 import type { RollbackLog } from './cr/rollback-log';
+import { RpiQuartet } from './cr/rpi-quartet';
 import { DataKind } from './data';
 import { ErrorClass, MpiError } from './errors';
 import { EntryGate } from './gate';
@@ -9,7 +11,7 @@ import { matchStatus } from './matching/delivery';
 import type { MessageHeader } from './matching/header';
 import { Matcher, tagMatches } from './matching/matcher';
 import { SelfChannel } from './matching/self-channel';
-import { UnexpectedMessage } from './matching/unexpected';
+import type { UnexpectedMessage } from './matching/unexpected';
 import type { Proc } from './proc';
 import { ProcMode } from './proc';
 import { FastYield, nextTurn } from './progress/fast-yield';
@@ -46,13 +48,16 @@ function waitBytes(req: RpiRequest): number {
  * The progression engine of the MPI layer: the active request list (Ch. 5.1.2), the request
  * life cycle around the selected rpi module (build → start → done → destroy, Fig. 5.2), message
  * matching (posted receives, unexpected messages, sends to self: the MPI layer's, not the rpi's),
- * the entry gate and the rpi checkpoint quartet. It is the `RpiHost` the module is given.
+ * the entry gate, and the module's checkpoint quartet (`quartet`). It is the `RpiHost` the module
+ * is given.
  */
 export class Engine implements RpiHost {
   actions!: RpiActions;
   moduleName = '';
   /** Every MPI call enters through the gate (held while a checkpoint is in progress). */
   readonly gate = new EntryGate();
+  /** The selected module's checkpoint/restart quartet, around the gate. */
+  readonly quartet = new RpiQuartet(this.gate, this);
   /** Whether blocking sends may use the rpi's fastsend. */
   fast = true;
   /** Set at the start of finalize: lost connections are expected from then on. */
@@ -60,7 +65,7 @@ export class Engine implements RpiHost {
   /** Kept while a cr module is selected: what a restart would have to do again. */
   crLog: RollbackLog | null = null;
   /** After a restart: sends the receivers already consumed complete without being sent again. */
-  private redo: RestartPlan['consumed'] | null = null;
+  private redo: RestartReplay | null = null;
 
   private aHead: RpiRequest | null = null;
   private aTail: RpiRequest | null = null;
@@ -212,7 +217,7 @@ export class Engine implements RpiHost {
       return;
     }
     this.link(req);
-    if (this.redo !== null && this.alreadyConsumed(req)) this.complete(req);
+    if (this.redo?.consumed(req)) this.complete(req);
     else if (req.proc === this.myProc) this.self.send(req);
     else this.actions.start(req);
     if (this.actions.polling && (req.state as number) !== ReqState.DONE) this.poll();
@@ -491,72 +496,8 @@ export class Engine implements RpiHost {
 
   // ---- restart from a checkpoint image (the self module) ------------------------------------
 
-  /**
-   * Applies a restart plan before any communication: sequence numbers continue where the
-   * rollback left them, the kept messages are queued again, and sends a receiver consumed before
-   * the checkpoint complete without being sent twice.
-   */
+  /** Applies a restart plan before any communication (restart-replay.ts). */
   applyRestart(plan: RestartPlan): void {
-    for (const p of this.procs) p.sendSeq = plan.sendSeq[p.gps.grank] ?? 0;
-    for (const k of plan.restore) {
-      const proc = this.procs.find((p) => p.gps.grank === k.src)!;
-      const m = new UnexpectedMessage(proc, k, 0);
-      m.data = k.data;
-      m.received = k.length;
-      m.restored = true;
-      if (k.seq > proc.recvSeq) proc.recvSeq = k.seq;
-      this.matcher.addUnexpected(m);
-    }
-    this.redo = plan.consumed;
-  }
-
-  private alreadyConsumed(req: RpiRequest): boolean {
-    if (req.type === ReqType.RECV || req.proc === null) return false;
-    const range = this.redo![req.proc.gps.grank];
-    if (range === undefined || req.seq < range.from || req.seq > range.to) return false;
-    return !range.kept.has(req.seq);
-  }
-
-  // ---- checkpoint / restart quartet (DESIGN.md §4, App. C.2.16-19) -------------------------
-
-  private crUnsupported(phase: string): MpiError {
-    return new MpiError(
-      ErrorClass.ERR_OTHER,
-      `the rpi module "${this.moduleName}" does not support checkpoint/restart (no ${phase}); ` +
-        `select a checkpointable one, e.g. --ssi rpi crtcp`,
-    );
-  }
-
-  /** Whether the selected module implements the whole quartet. */
-  get canCheckpoint(): boolean {
-    const a = this.actions;
-    return !!(a.interrupt && a.checkpoint && a.continue && a.restart);
-  }
-
-  /** Closes the entry gate and interrupts the module: MPI calls from now on wait. */
-  async crInterrupt(): Promise<void> {
-    if (!this.canCheckpoint) throw this.crUnsupported('interrupt');
-    this.gate.close();
-    await this.actions.interrupt!();
-  }
-
-  /** The module readies itself for the checkpoint (drains the network). */
-  async crCheckpoint(): Promise<void> {
-    if (!this.actions.checkpoint) throw this.crUnsupported('checkpoint');
-    await this.actions.checkpoint();
-  }
-
-  /** The job continues after a checkpoint: the module resumes, the gate opens. */
-  async crContinue(): Promise<void> {
-    if (!this.actions.continue) throw this.crUnsupported('continue');
-    await this.actions.continue();
-    this.gate.reopen();
-  }
-
-  /** The job was restarted from a checkpoint: the module reconnects, the gate opens. */
-  async crRestart(): Promise<void> {
-    if (!this.actions.restart) throw this.crUnsupported('restart');
-    await this.actions.restart();
-    this.gate.reopen();
+    this.redo = RestartReplay.apply(plan, this.procs, this.matcher);
   }
 }

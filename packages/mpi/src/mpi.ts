@@ -472,11 +472,11 @@ export class Mpi implements CommHost {
   get checkpointHooks() {
     const e = this.engine;
     return {
-      supported: e.canCheckpoint,
-      interrupt: () => e.crInterrupt(),
-      checkpoint: () => e.crCheckpoint(),
-      continue: () => e.crContinue(),
-      restart: () => e.crRestart(),
+      supported: e.quartet.supported,
+      interrupt: () => e.quartet.interrupt(),
+      checkpoint: () => e.quartet.checkpoint(),
+      continue: () => e.quartet.continue(),
+      restart: () => e.quartet.restart(),
     };
   }
 }

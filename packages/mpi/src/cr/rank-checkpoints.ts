@@ -115,7 +115,7 @@ export class RankCheckpoints {
   /** Why the job cannot be checkpointed here now (rpi or coll modules), or null. */
   async whyNotCheckpointable(): Promise<string | null> {
     const engine = this.args.engine;
-    if (!engine.canCheckpoint) {
+    if (!engine.quartet.supported) {
       return `the rpi \`${engine.moduleName}\` cannot checkpoint: run with --ssi rpi crtcp`;
     }
     for (const comm of this.args.communicators()) {
@@ -151,7 +151,7 @@ export class RankCheckpoints {
     // Until continue, calls wait at the closed gate and the control channel is unref'd: nothing
     // else would keep a rank whose program only waits on MPI alive.
     keepAlive.hold();
-    await this.args.engine.crInterrupt();
+    await this.args.engine.quartet.interrupt();
     await this.eachColl((a, comm) => a.interrupt?.(comm));
     this.prepared = p;
     // mpirun gave up on this attempt while this rank was getting ready: go on as before.
@@ -173,7 +173,7 @@ export class RankCheckpoints {
     }
     this.prepared = null;
     await this.eachColl((a, comm) => a.continue?.(comm));
-    await this.args.engine.crContinue();
+    await this.args.engine.quartet.continue();
     keepAlive.release();
     this.state = 'IDLE';
   }
@@ -194,7 +194,7 @@ export class RankCheckpoints {
     let drainMs = 0;
     let restored = false;
     try {
-      await engine.crCheckpoint();
+      await engine.quartet.checkpoint();
       await this.eachColl((a, comm) => a.checkpoint?.(comm));
       drainMs = performance.now() - t0;
       const image = takeImage({
@@ -240,8 +240,8 @@ export class RankCheckpoints {
     if (d.stop === true && d.committed) return this.stayFrozen(d.series);
     await this.eachColl((a, comm) => a.continue?.(comm));
     // A rank was restored from its image (system-level checkpointer): every rank reconnects.
-    if (d.restore === true) await this.args.engine.crRestart();
-    else await this.args.engine.crContinue();
+    if (d.restore === true) await this.args.engine.quartet.restart();
+    else await this.args.engine.quartet.continue();
     keepAlive.release();
     await this.args.module.continue?.(d.series, d.committed);
     this.state = 'IDLE';
@@ -310,7 +310,7 @@ export class RankCheckpoints {
     for (const proc of engine.procs) proc.relocate(where[proc.gps.grank]!);
     await module.adopted?.(series);
     await this.eachColl((a, comm) => a.continue?.(comm));
-    await engine.crRestart();
+    await engine.quartet.restart();
     keepAlive.release();
     await module.continue?.(series, true);
     this.state = 'IDLE';
