@@ -24,7 +24,17 @@ export class CollectiveDeadline {
     raise: (err: unknown) => unknown = same,
   ): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      const entry = { deadline: Date.now() + ms, expire: () => reject(raise(expired())) };
+      // Once expired, the caller has its timeout: a later failure of the work (a level of a
+      // hierarchical module timing out in turn) is not raised again, when the caller may have
+      // moved on (and put back ERRORS_ARE_FATAL, say).
+      let timedOut = false;
+      const entry = {
+        deadline: Date.now() + ms,
+        expire: () => {
+          timedOut = true;
+          reject(raise(expired()));
+        },
+      };
       this.watch(entry);
       work.then(
         (value) => {
@@ -33,7 +43,7 @@ export class CollectiveDeadline {
         },
         (err) => {
           this.unwatch(entry);
-          reject(raise(err));
+          if (!timedOut) reject(raise(err));
         },
       );
     });

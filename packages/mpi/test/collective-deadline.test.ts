@@ -44,6 +44,25 @@ it('maps both rejections through `raise` (the error handler), never a resolved v
   expect(stuck.error?.message).toBe('raised: expired');
 });
 
+it('a work that fails after its call expired is not raised again (the caller moved on)', async () => {
+  const d = new CollectiveDeadline();
+  const raised: string[] = [];
+  const raise = (err: unknown) => {
+    raised.push((err as Error).message);
+    return err;
+  };
+  let fail!: (err: Error) => void;
+  const work = new Promise<void>((_resolve, reject) => {
+    fail = reject;
+  });
+  const late = track(d.bound(work, 100, expired, raise));
+  await vi.advanceTimersByTimeAsync(101);
+  expect(late.error?.message).toBe('expired');
+  fail(new Error('a level timed out in turn'));
+  await vi.advanceTimersByTimeAsync(1);
+  expect(raised).toEqual(['expired']);
+});
+
 it('rejects a call that outlives its time, and only that call', async () => {
   const d = new CollectiveDeadline();
   // Many quick calls first: the one timer outlives them without firing anything.
