@@ -875,15 +875,35 @@ export class Communicator {
   ): Promise<unknown> {
     if (isBufferLike(d) || isTypedMessage(d)) {
       const r = this.irecv(d, e ?? ANY_SOURCE, (f as number | undefined) ?? ANY_TAG);
-      const s = this.isend(data, dest, sendTag);
-      const [st] = await Promise.all([r.wait(), s.wait()]);
+      const [st] = await Promise.all([r.wait(), this.sendBeside(r, data, dest, sendTag)]);
       return st;
     }
     const r = this.irecv((d as number | undefined) ?? ANY_SOURCE, e ?? ANY_TAG);
-    const s = this.isend(data, dest, sendTag);
-    const [value] = await Promise.all([r.wait(), s.wait()]);
+    const [value] = await Promise.all([r.wait(), this.sendBeside(r, data, dest, sendTag)]);
     if (f instanceof Status && r.status) Object.assign(f, r.status);
     return value;
+  }
+
+  /**
+   * The send half of `sendrecv`, its receive `r` posted: when the send fails (a bad destination,
+   * a value it cannot encode, a lost peer), `r` is cancelled, so that it does not stay posted to
+   * take a later message into the caller's buffer.
+   */
+  private sendBeside(
+    r: { cancel(): void },
+    data: unknown,
+    dest: number,
+    tag: number,
+  ): Promise<unknown> {
+    const fail = (err: unknown): never => {
+      r.cancel();
+      throw err;
+    };
+    try {
+      return this.isend(data, dest, tag).wait().catch(fail);
+    } catch (err) {
+      return fail(err);
+    }
   }
 
   /**

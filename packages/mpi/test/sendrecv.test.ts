@@ -68,6 +68,23 @@ describe('sendrecv into a buffer', () => {
     expect([...into]).toEqual([4, 2]);
   });
 
+  it('a send that fails leaves no receive posted to take a later message', async () => {
+    const w = mpi.COMM_WORLD;
+    w.errhandler = ERRORS_RETURN;
+    const into = new Uint8Array(1);
+    try {
+      await expect(w.sendrecv(new Uint8Array(1), 3, 4, into, 0, 4)).rejects.toMatchObject({
+        className: 'ERR_RANK',
+      });
+    } finally {
+      w.errhandler = ERRORS_ARE_FATAL;
+    }
+    const later = new Uint8Array(1);
+    await w.send(new Uint8Array([6]), 0, 4);
+    await w.recv(later, 0, 4);
+    expect([later[0], into[0]]).toEqual([6, 0]);
+  });
+
   it('with PROC_NULL on both sides completes at once with the PROC_NULL status', async () => {
     const st = await mpi.COMM_WORLD.sendrecv(
       new Uint8Array(1),

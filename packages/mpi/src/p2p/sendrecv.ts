@@ -1,5 +1,5 @@
 import type { Communicator } from '../comm';
-import { checkSource, checkTag, isBufferLike } from '../comm-checks';
+import { checkDest, checkSource, checkTag, isBufferLike } from '../comm-checks';
 import { PROC_NULL } from '../constants';
 import type { BufferLike } from '../data';
 import { bytesOf, elementSize, kindOf } from '../data';
@@ -20,7 +20,8 @@ import { fillRecv } from './request-fill';
  * exchange on the collective context (a 2-rank barrier is one).
  *
  * Returns null where it does not apply, and the caller takes the general path: a typed or no
- * receive buffer, PROC_NULL on either side, an argument error (raised there, as always), or the
+ * receive buffer, PROC_NULL on either side, an argument error of either half (raised there, as
+ * always, before anything is posted), or the
  * entry gate not free (a checkpoint in progress, or a module counting calls).
  */
 export function sendrecvBuffer(
@@ -36,13 +37,20 @@ export function sendrecvBuffer(
   if (!engine.gate.free || !isBufferLike(into)) return null;
   if (source === PROC_NULL || dest === PROC_NULL) return null;
   if (checkSource(comm, source) ?? checkTag(comm, recvTag, true)) return null;
+  if (checkDest(comm, dest) ?? checkTag(comm, sendTag, false)) return null;
   const kind = kindOf(into);
   const elementBytes = elementSize(kind);
   const req = engine.acquire();
   fillRecv(comm, req, ReqType.RECV, bytesOf(into as BufferLike), kind, source, recvTag);
   postBlocking(comm, req);
-  return blockingSend(comm, 'send', data, dest, sendTag).then(() =>
-    waitRecv(comm, req, elementBytes),
+  return blockingSend(comm, 'send', data, dest, sendTag).then(
+    () => waitRecv(comm, req, elementBytes),
+    (err) => {
+      // The send failed (a value it cannot encode, a lost peer): the call fails, and its receive
+      // must not stay posted to take a later message into the caller's buffer.
+      engine.cancel(req);
+      throw err;
+    },
   );
 }
 
