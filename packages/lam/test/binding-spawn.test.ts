@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -48,7 +48,19 @@ function table(): { procs: ProcessTable; exits: Map<number, ExitStatus>; ended: 
 const owner = { node: 0, proc: 1 };
 const sleeper = ['sleep', '60'];
 
-function cpusOf(pid: number): number[] {
+/**
+ * The CPUs `pid` may run on once it runs its program: a bound process is `taskset` until taskset
+ * has set the affinity and exec'd the program (a loaded machine can answer the spawn before).
+ */
+async function cpusOf(pid: number): Promise<number[]> {
+  const comm = () => {
+    try {
+      return readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+    } catch {
+      return '';
+    }
+  };
+  await waitFor(`process ${pid} to run its program (not taskset)`, () => comm() !== 'taskset');
   const cpus = allowedCpus(pid);
   if (!cpus) throw new Error(`cannot read /proc/${pid}/status`);
   return cpus;
@@ -66,8 +78,8 @@ describe('binding in the process table', () => {
       { argv: sleeper, job: 'A', bind: { to: 'core', slot: 1, of: 2 } },
       owner,
     );
-    expect(cpusOf(a.pid)).toEqual([mine[0]]);
-    expect(cpusOf(b.pid)).toEqual([mine[1]]);
+    expect(await cpusOf(a.pid)).toEqual([mine[0]]);
+    expect(await cpusOf(b.pid)).toEqual([mine[1]]);
     expect(a.binding).toEqual({
       cpus: String(mine[0]),
       reason: expect.stringMatching(/^bound to a CPU each/),
@@ -81,16 +93,16 @@ describe('binding in the process table', () => {
       { argv: sleeper, job: 'O', bind: { to: 'core', slot: 0, of: mine.length + 1 } },
       owner,
     );
-    expect(cpusOf(over.pid)).toEqual(mine);
+    expect(await cpusOf(over.pid)).toEqual(mine);
     expect(over.binding).toEqual({ reason: expect.stringMatching(/^not bound: oversubscribed/) });
     const none = await procs.spawn(
       { argv: sleeper, job: 'N', bind: { to: 'none', slot: 0, of: 1 } },
       owner,
     );
-    expect(cpusOf(none.pid)).toEqual(mine);
+    expect(await cpusOf(none.pid)).toEqual(mine);
     expect(none.binding?.reason).toBe('not bound (lam_bind_to none)');
     const plain = await procs.spawn({ argv: sleeper, job: 'P' }, owner);
-    expect(cpusOf(plain.pid)).toEqual(mine);
+    expect(await cpusOf(plain.pid)).toEqual(mine);
     expect(plain.binding).toBeUndefined();
   });
 
@@ -107,7 +119,7 @@ describe('binding in the process table', () => {
       { argv: sleeper, job: 'J2', bind: { to: 'core', slot: 0, of: 1 } },
       owner,
     );
-    expect(cpusOf(second.pid)).toEqual(mine);
+    expect(await cpusOf(second.pid)).toEqual(mine);
     expect(second.binding?.reason).toMatch(/^not bound: 0 free CPU\(s\) for 1 rank\(s\)/);
     for (const p of [...first, second]) procs.signal(p.pid, 'SIGKILL');
     await waitFor('both jobs to exit', () => [...first, second].every((p) => exits.has(p.pid)));
@@ -115,7 +127,7 @@ describe('binding in the process table', () => {
       { argv: sleeper, job: 'J3', bind: { to: 'core', slot: 0, of: 1 } },
       owner,
     );
-    expect(cpusOf(third.pid)).toEqual([mine[0]]);
+    expect(await cpusOf(third.pid)).toEqual([mine[0]]);
   });
 
   it('keeps "no such program" for a program that does not exist', async () => {
@@ -150,7 +162,7 @@ describe('binding through a lamd', () => {
       );
     }
     for (const p of started) {
-      const got = cpusOf(p.pid);
+      const got = await cpusOf(p.pid);
       expect(p.binding, 'the lamd reports a binding').toBeDefined();
       if (p.binding?.cpus !== undefined) expect(got.join(',')).toBe(p.binding.cpus);
       else expect(got.length, `unbound: ${p.binding?.reason}`).toBeGreaterThan(1);
