@@ -122,11 +122,19 @@ describe('tcp rpi: connections on first use', () => {
     it(`a dial that reaches a peer still waiting for the addresses waits for it (${direction} ring)`, async () => {
       // The peer's hello is parked, not refused: a refusal reads as the tie-break at the earlier
       // process (which then waits for a dial that never comes: the 64-rank failure of issue 21).
+      // Only sends dial here (rpi_tcp_recv_dial 0): a receive's dial meeting the peer's send's
+      // dial is refused by the tie-break by design, which is not the refusal this looks for.
       const r = await launchJob({
         np: 4,
         program: new URL('./fixtures/late-ring.mjs', import.meta.url).pathname,
         args: [direction],
-        ssi: { rpi: 'tcp', rpi_verbose: 10, rpi_tcp_lazy: 1, rpi_tcp_connect_timeout: 8000 },
+        ssi: {
+          rpi: 'tcp',
+          rpi_verbose: 10,
+          rpi_tcp_lazy: 1,
+          rpi_tcp_recv_dial: 0,
+          rpi_tcp_connect_timeout: 8000,
+        },
         // Allgather 2 is tcp's exchange of addresses (1 is MPI.init's GPS exchange).
         rankEnv: (rank): Record<string, string> =>
           rank === slow ? { SSI_TEST_GATHER_DELAY: '2:1500' } : {},
