@@ -1,32 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Mpi } from '../src/index';
-import { ERRORS_ARE_FATAL, ERRORS_RETURN, MPI, PROC_NULL } from '../src/index';
-import { loopRpi, soloRuntime } from './helpers/loop-rpi';
+import { describe, expect, it } from 'vitest';
+import { ERRORS_ARE_FATAL, ERRORS_RETURN, PROC_NULL } from '../src/index';
+import { soloMpi } from './helpers/loop-rpi';
 
 /**
  * `sendrecv` into a plain buffer takes the pooled path (`p2p/sendrecv.ts`): what it must keep of
  * the general one. In one process over the loopback rpi (multi-process: the conformance suite).
  */
-const loop = loopRpi({ checkpoint: true });
-const solo = soloRuntime();
-let mpi: Mpi;
-
-beforeAll(async () => {
-  mpi = await MPI.init({
-    runtime: solo.runtime,
-    modules: [loop.module],
-    ssi: { rpi: 'loop', mpi_base_abort_on_unhandled: 0 },
-    searchFrom: [],
-  });
-});
-
-afterAll(async () => {
-  if (!MPI.finalized()) await mpi.finalize();
-});
+const mpi = soloMpi({ mpi_base_abort_on_unhandled: 0 });
 
 describe('sendrecv into a buffer', () => {
   it('moves the data and gives the status of the receive', async () => {
-    const w = mpi.COMM_WORLD;
+    const w = mpi().COMM_WORLD;
     const out = new Int32Array([1, 2, 3]);
     const into = new Int32Array(4);
     const st = await w.sendrecv(out, 0, 7, into, 0, 7);
@@ -40,7 +24,7 @@ describe('sendrecv into a buffer', () => {
   });
 
   it('matches the receive tag, not the first message to arrive', async () => {
-    const w = mpi.COMM_WORLD;
+    const w = mpi().COMM_WORLD;
     await w.send(new Uint8Array([9]), 0, 1); // waits, unexpected, under tag 1
     const into = new Uint8Array(1);
     const st = await w.sendrecv(new Uint8Array([5]), 0, 2, into, 0, 2);
@@ -51,7 +35,7 @@ describe('sendrecv into a buffer', () => {
   });
 
   it('reports a message longer than the buffer as ERR_TRUNCATE through the handler', async () => {
-    const w = mpi.COMM_WORLD;
+    const w = mpi().COMM_WORLD;
     w.errhandler = ERRORS_RETURN;
     try {
       await expect(
@@ -69,7 +53,7 @@ describe('sendrecv into a buffer', () => {
   });
 
   it('a send that fails leaves no receive posted to take a later message', async () => {
-    const w = mpi.COMM_WORLD;
+    const w = mpi().COMM_WORLD;
     w.errhandler = ERRORS_RETURN;
     const into = new Uint8Array(1);
     try {
@@ -86,7 +70,7 @@ describe('sendrecv into a buffer', () => {
   });
 
   it('with PROC_NULL on both sides completes at once with the PROC_NULL status', async () => {
-    const st = await mpi.COMM_WORLD.sendrecv(
+    const st = await mpi().COMM_WORLD.sendrecv(
       new Uint8Array(1),
       PROC_NULL,
       0,
