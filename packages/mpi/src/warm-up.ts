@@ -8,8 +8,9 @@ const REHEARSAL_TAG = 0;
 /**
  * `mpi_base_warm_up` (issue 21): in MPI.init, once the communicators exist, runs the MPI
  * layer's message paths once on `self` (COMM_SELF, not yet the program's): a blocking send then
- * a blocking receive (the message waits as unexpected; the receive names the source, then one
- * of ANY_SOURCE), and a posted receive that a send completes (`irecv`, `send`, `wait`). The
+ * a blocking receive naming the source (the message waits as unexpected), a blocking
+ * ANY_SOURCE receive that waits until a send completes it (the wait of the first message's
+ * receiver: posted receive, polling window, completion), and `irecv`, `send`, `wait`. The
  * first message between two ranks then runs code that has run before in this process (argument
  * checks, the pooled requests, matching, delivery, completion, the wait's promise plumbing): the
  * first run of that code, with V8's inline caches and feedback still empty, was part of the first
@@ -25,9 +26,10 @@ export async function warmUpMessagePaths(
   const ball = new Uint8Array(8);
   await self.send(ball, 0, REHEARSAL_TAG);
   await self.recv(ball, 0, REHEARSAL_TAG);
+  const waiting = self.recv(ball, ANY_SOURCE, REHEARSAL_TAG);
   await self.send(ball, 0, REHEARSAL_TAG);
-  await self.recv(ball, ANY_SOURCE, REHEARSAL_TAG);
-  const posted = self.irecv(ball, ANY_SOURCE, REHEARSAL_TAG);
+  await waiting;
+  const posted = self.irecv(ball, 0, REHEARSAL_TAG);
   await self.send(ball, 0, REHEARSAL_TAG);
   await posted.wait();
   verbose.log(
