@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { RollbackLog } from '../src/cr/rollback-log';
 import { ANY_SOURCE, ANY_TAG, MPI, type Mpi } from '../src/index';
 import { within } from '../src/testing/checks';
+import { warmUpMessagePaths } from '../src/warm-up';
 import { loopRpi, soloRuntime } from './helpers/loop-rpi';
 
 /**
@@ -49,6 +51,29 @@ describe('the warm-up of MPI.init', () => {
       5000,
     );
     expect([into[0], st.tag, st.source]).toEqual([42, 0, 0]);
+    expect(self.iprobe(ANY_SOURCE, ANY_TAG)).toBeUndefined();
+  });
+
+  it("stays out of a crmpi module's rollback log (no warm-up then)", async () => {
+    const self = mpi.COMM_SELF;
+    const engine = self.host.engine;
+    const lines: string[] = [];
+    const verbose = { log: (_level: number, line: string) => lines.push(line) };
+    engine.crLog = new RollbackLog(() => 0);
+    try {
+      // A request left open keeps the rank from being quiet: the log keeps what it saw.
+      const pending = self.irecv(new Uint8Array(1), 0, 99);
+      await warmUpMessagePaths(self, mpi.params, verbose as never);
+      expect(engine.crLog.sends).toHaveLength(0);
+      expect(engine.crLog.recvs).toHaveLength(0);
+      expect(lines).toEqual(['no warm-up of the message paths: a crmpi module is selected']);
+      pending.cancel();
+      await pending.wait();
+    } finally {
+      engine.crLog = null;
+    }
+    await warmUpMessagePaths(self, mpi.params, verbose as never); // without one it runs again
+    expect(lines.at(-1)).toMatch(/rehearsed the message paths/);
     expect(self.iprobe(ANY_SOURCE, ANY_TAG)).toBeUndefined();
   });
 });
