@@ -55,7 +55,7 @@ export const MPI_BASE_PARAMS = {
   mpi_base_warm_up: {
     type: 'boolean',
     default: true,
-    help: "MPI.init sends three 8-byte messages to itself on COMM_SELF (the MPI layer's self path, no rpi), so that the first message between two ranks does not pay for the first run of the send, receive and matching code in the process (issue 21); 0: no rehearsal",
+    help: "MPI.init sends three 8-byte messages to itself on COMM_SELF (the MPI layer's self path, no rpi), so that the first message between two ranks does not pay for the first run of the send, receive and matching code in the process (issue 21); never with a crmpi module (its rollback log sees every message); 0: no rehearsal",
   },
   crmpi_base_safepoint_ms: {
     type: 'int',
