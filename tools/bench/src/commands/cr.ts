@@ -17,14 +17,8 @@ import {
   writeResults,
 } from '../harness';
 import { PLAN_NAMES, type PlansOptions, parsePlans, planColumns, runPlans } from './cr-plans';
-import {
-  allowedCpus,
-  chooseCpus,
-  driverArgs,
-  iterations,
-  type Point,
-  parseDriverOutput,
-} from './pingpong';
+import { parseDriverOutput } from './pingpong-output';
+import { allowedCpus, chooseCpus, driverArgs, iterations, type Point } from './pingpong-plan';
 
 const USAGE = `usage: node tools/bench/dist/cli.js cr [options]
 
