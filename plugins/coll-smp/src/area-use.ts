@@ -53,11 +53,12 @@ export async function openArea(
       singleCopy: s.shmSingleCopy,
     };
     area = await NodeArea.open(h.local, shape);
-    // [0]: every node has an area; [1]: every node can stripe a bcast (`bcast-striped.ts`).
+    // [0]: every node has an area; [1]: every node stripes large bcasts (`bcast-striped.ts`).
     const k = h.local.size;
     const even = h.loc.nodes.every((n) => n.length === k);
     const cross = typeof area !== 'string' && area.cross !== null;
-    const ok = new Int32Array([typeof area === 'string' ? 0 : 1, even && cross ? 1 : 0]);
+    const stripes = s.bcastStripeMinBytes > 0 && even && cross;
+    const ok = new Int32Array([typeof area === 'string' ? 0 : 1, stripes ? 1 : 0]);
     await h.flat.allreduce(ok, MIN, ok);
     if (typeof area !== 'string') area.stripes = ok[1] === 1;
     if (ok[0] === 0 && typeof area !== 'string') {
