@@ -141,30 +141,25 @@ function compileEagerly(wrapped, file) {
 }
 
 /**
- * What the ES module file `file` (`<dist>/<key>`) exports when it is a façade of a bundle this
- * process has loaded already (a start-up snapshot's): its part of the bundle, without Node's
- * module loaders. Core's module loader takes a module's entry so instead of importing it (Node's
- * ES module loader cost ~1.4 ms of CPU per module a rank opens, six in MPI.init and the first
- * collective), and a façade takes its part so instead of opening its door (a CommonJS require,
- * ~1.2 ms the first in a process). The door, which would have given the bundle's own import()
- * its package to resolve from, opens when the bundle first imports something (most never do).
- * Undefined otherwise: import the file, open the door.
+ * What the ES module file `file` exports when it is a façade of a bundle this process has loaded
+ * already (a start-up snapshot's): its part of the bundle, without Node's ES module loader, whose
+ * resolution, package.json reads and compilation of the façade cost ~1.4 ms of CPU per module a
+ * rank opens (six in MPI.init and the first collective). The package's door, which the façade
+ * would have opened, opens when the bundle first imports something (so that resolves from its
+ * package, as before): most bundles never do. Undefined otherwise: import the file.
  */
-function loadedPart(file, key = basename(file)) {
-  if (!file.endsWith(`/${key}`)) return undefined;
-  const dist = file.slice(0, -key.length - 1);
+function loadedPart(file) {
+  const dist = dirname(file);
   const bundle = join(dist, BUNDLE);
-  const part = loaded.get(bundle)?.exports[key];
+  const part = loaded.get(bundle)?.exports[basename(file)];
   if (!part) return undefined;
-  /** Opens the door once (it sets the bundle's importer, and ANY's if none) and stands in. */
-  const openDoorFirst = (slot) => (specifier) => {
-    importers.delete(slot);
-    require('node:module').createRequire(bundle)(join(dist, DOOR));
-    if (!importers.has(slot)) importers.set(slot, importers.get(bundle));
-    return importers.get(slot)(specifier);
-  };
-  if (!importers.has(bundle)) importers.set(bundle, openDoorFirst(bundle));
-  if (!importers.has(ANY)) importers.set(ANY, openDoorFirst(ANY));
+  if (!importers.has(bundle)) {
+    importers.set(bundle, (specifier) => {
+      importers.delete(bundle);
+      require('node:module').createRequire(file)(join(dist, DOOR)); // sets the door's importer
+      return (importers.get(bundle) ?? importers.get(ANY))(specifier);
+    });
+  }
   return part;
 }
 
