@@ -53,8 +53,14 @@ export async function openArea(
       singleCopy: s.shmSingleCopy,
     };
     area = await NodeArea.open(h.local, shape);
-    const ok = new Int32Array([typeof area === 'string' ? 0 : 1]);
+    // [0]: every node has an area; [1]: every node stripes large bcasts (`bcast-striped.ts`).
+    const k = h.local.size;
+    const even = h.loc.nodes.every((n) => n.length === k);
+    const cross = typeof area !== 'string' && area.cross !== null;
+    const stripes = s.bcastStripeMinBytes > 0 && even && cross;
+    const ok = new Int32Array([typeof area === 'string' ? 0 : 1, stripes ? 1 : 0]);
     await h.flat.allreduce(ok, MIN, ok);
+    if (typeof area !== 'string') area.stripes = ok[1] === 1;
     if (ok[0] === 0 && typeof area !== 'string') {
       area.close();
       area = 'another node has no shared area';
@@ -62,7 +68,7 @@ export async function openArea(
     note(
       typeof area === 'string'
         ? `smp: no shared area, the sub-communicators move the data: ${area}`
-        : `smp: node ${h.loc.node} shares an area of ${bytesOf(shape)} bytes (pieces of ${shape.chunk}${area.cross ? ', bcast by single copy' : ''})`,
+        : `smp: node ${h.loc.node} shares an area of ${bytesOf(shape)} bytes (pieces of ${shape.chunk}${area.cross ? ', bcast by single copy' : ''}${area.stripes ? ', striped between nodes' : ''})`,
     );
     areas.set(h, area);
   }

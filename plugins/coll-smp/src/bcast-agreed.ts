@@ -24,8 +24,16 @@ export async function bcastAgreed(
   area: NodeArea | null,
 ): Promise<void> {
   let length: number;
-  if (area) length = await bcastThroughArea(h, area, buf, root, inlineLimit(s, area));
-  else {
+  if (area) {
+    length = await bcastThroughArea(
+      h,
+      area,
+      buf,
+      root,
+      inlineLimit(s, area),
+      s.bcastStripeMinBytes,
+    );
+  } else {
     const header = await spreadHeader(h, buf, root, wholeBelow(s));
     length = header.length;
     if (!header.carried) await bcastLevels(h, s, buf, root, length);

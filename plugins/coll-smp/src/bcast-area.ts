@@ -1,41 +1,31 @@
-import type { CollComm } from '@ssi/mpi';
 import { ANY_TAG } from '@ssi/mpi';
 import { AreaFlow, issued } from './area-flow';
+import {
+  type Call,
+  copyOut,
+  dataOf,
+  forward,
+  mineAt,
+  type Piece,
+  pieceTag,
+  placeOf,
+  readHead,
+  STRIPED,
+  slotFree,
+  slotOf,
+  writeHead,
+} from './bcast-call';
 import { bcastRoute } from './bcast-route';
+import {
+  goesStriped,
+  lengthIn,
+  stripedElsewhere,
+  stripedRoot,
+  stripedRootReader,
+} from './bcast-striped';
 import type { Hierarchy } from './hierarchy';
 import { type NodeArea, RING_HEAD } from './node-area';
 import { Tag } from './tags';
-
-/** One bcast through the areas, as one rank of it sees it. */
-interface Call {
-  area: NodeArea;
-  /** The ring index of this call's piece 0 (rings count pieces across calls). */
-  first: number;
-  /** This rank's buffer (shorter or longer than the root's in an erroneous program). */
-  buf: Uint8Array;
-  flow: AreaFlow;
-  /** The node's ranks that copy the pieces out of the area (all but the writer). */
-  readers: readonly number[];
-  local: CollComm;
-  leaders: CollComm | null;
-  /** This leader's children in the leaders' tree, the largest subtree first. */
-  children: readonly number[];
-  /** A root's buffer shorter than this travels whole in one message per level (`BCAST_SMALL`). */
-  inlineMax: number;
-  /** Where a reader receives its first message from the writer (`inlineMax` bytes). */
-  staging: Uint8Array;
-}
-
-/**
- * A piece as its slot's head describes it: its bytes, whether it is the call's last, and where
- * it is: in the slot after the head (`pid` 0), or at `address` in process `pid`'s memory.
- */
-interface Piece {
-  bytes: number;
-  last: boolean;
-  pid: number;
-  address: number;
-}
 
 /** Per served communicator: the buffer a reader receives a bcast's first message into. */
 const stagings = new WeakMap<Hierarchy, Uint8Array>();
@@ -47,49 +37,6 @@ function stagingOf(h: Hierarchy, bytes: number): Uint8Array {
     stagings.set(h, s);
   }
   return s;
-}
-
-const headOf = (slot: Uint8Array) => new Float64Array(slot.buffer, slot.byteOffset, 4);
-
-function writeHead(slot: Uint8Array, p: Piece): void {
-  headOf(slot).set([p.bytes, p.last ? 1 : 0, p.pid, p.address]);
-}
-
-function readHead(slot: Uint8Array): Piece {
-  const [bytes, last, pid, address] = headOf(slot);
-  return { bytes: bytes!, last: last === 1, pid: pid!, address: address! };
-}
-
-/** Where `data` is, for the node's readers: in this process, when they may copy out of it. */
-function placeOf(c: Call, data: Uint8Array): { pid: number; address: number } {
-  return c.area.cross && data.length > 0
-    ? { pid: process.pid, address: c.area.cross.addressOf(data) }
-    : { pid: 0, address: 0 };
-}
-
-/** Ring slot `i` of the call: the head, then room for a whole piece. */
-const slotOf = (c: Call, i: number) => c.area.ringSlot(c.first + i, c.area.shape.chunk);
-
-/** The data of a piece in its slot. */
-const dataOf = (slot: Uint8Array, p: Piece) => slot.subarray(RING_HEAD, RING_HEAD + p.bytes);
-
-/** The part of this rank's buffer that the piece at byte `at`, `bytes` long, fills. */
-const mineAt = (c: Call, at: number, bytes: number) =>
-  c.buf.subarray(Math.min(c.buf.length, at), Math.min(c.buf.length, at + bytes));
-
-/** Copies a piece at byte `at` of the root's buffer into this rank's, as far as it reaches. */
-function copyOut(c: Call, data: Uint8Array, at: number): void {
-  const mine = mineAt(c, at, data.length);
-  mine.set(data.subarray(0, mine.length));
-}
-
-/** The tag of a piece down the leaders' tree. */
-const pieceTag = (last: boolean) => (last ? Tag.BCAST_LAST : Tag.BCAST_PIECE);
-
-/** Sends `data` to this leader's children with `tag`; resolves when all are out. */
-function forward(c: Call, data: Uint8Array, tag: number): Promise<unknown> {
-  if (c.children.length === 0) return Promise.resolve();
-  return Promise.all(c.children.map((r) => c.leaders!.coll.isend(data, r, tag).wait()));
 }
 
 /**
@@ -115,12 +62,6 @@ async function smallReceived(c: Call, data: Uint8Array, copy: boolean, writer: b
   if (copy) copyOut(c, data, 0);
   await sent;
   return { length: data.length, pieces: 0 };
-}
-
-/** Waits until ring slot `i` of the call may be written: every reader is done with its piece. */
-function slotFree(c: Call, i: number): Promise<void> {
-  if (c.readers.length === 0) return Promise.resolve();
-  return c.area.waitDone(c.readers, c.first + i - c.area.shape.ring + 1);
 }
 
 /**
@@ -149,8 +90,10 @@ export async function bcastThroughArea(
   buf: Uint8Array,
   root: number,
   inlineMax: number,
+  /** A root buffer from this many bytes (one piece at most) goes striped (0: never). */
+  stripeMin: number,
 ): Promise<number> {
-  const { local, leaders } = h;
+  const { local, leaders, flat } = h;
   const route = bcastRoute(h, root);
   const { writer } = route;
   const c: Call = {
@@ -163,7 +106,10 @@ export async function bcastThroughArea(
     leaders,
     children: route.children,
     inlineMax,
-    staging: stagingOf(h, inlineMax),
+    // At least a striped call's header (the root's length).
+    staging: stagingOf(h, Math.max(8, inlineMax)),
+    stripeMin,
+    lanes: { flat, from: route.laneFrom, to: route.laneTo },
   };
   let moved: { length: number; pieces: number };
   if (local.rank !== writer) moved = await readPieces(c, local.rank, writer);
@@ -179,6 +125,7 @@ async function writePieces(c: Call, me: number) {
   const { chunk } = c.area.shape;
   const length = c.buf.length;
   if (length < c.inlineMax) return smallReceived(c, c.buf, false, true);
+  if (goesStriped(c, length)) return stripedRoot(c, me);
   const pieces = Math.max(1, Math.ceil(length / chunk));
   const forwarded: Promise<unknown>[] = [];
   const piece = (i: number) => c.buf.subarray(i * chunk, Math.min(length, (i + 1) * chunk));
@@ -243,6 +190,7 @@ async function receivePieces(c: Call, parent: number) {
       own.set(data);
       return smallReceived(c, own, true, true);
     }
+    if (status.tag === Tag.BCAST_STRIPE) return stripedElsewhere(c, 0, lengthIn(next.target));
     const last = status.tag === Tag.BCAST_LAST;
     if (!last) next = await post(i + 1);
     writeHead(slotOf(c, i), { bytes: data.length, last, pid: 0, address: 0 });
@@ -282,11 +230,13 @@ async function readPieces(c: Call, me: number, writer: number) {
   if (first.tag === Tag.BCAST_SMALL) {
     return smallReceived(c, c.staging.subarray(0, first.byteLength), true, false);
   }
+  if (first.tag === Tag.BCAST_STRIPE) return stripedElsewhere(c, me, lengthIn(c.staging));
   let length = 0;
   for (let i = 0; ; i++) {
     if (i > 0) await c.flow.hear([writer], Tag.AREA_READY);
     const slot = slotOf(c, i);
     const p = readHead(slot);
+    if (p.last === STRIPED) return stripedRootReader(c, me, p);
     const data = p.pid === 0 ? dataOf(slot, p) : fetch(c, p, length);
     const sent = forward(c, data, pieceTag(p.last));
     if (p.pid === 0) copyOut(c, data, length);

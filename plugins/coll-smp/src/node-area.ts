@@ -59,6 +59,11 @@ export class NodeArea {
    * (tried at the opening): bcast readers then copy straight out of the writer's buffer.
    */
   cross: CrossMemory | null = null;
+  /**
+   * Whether a bcast may go striped (`bcast-striped.ts`): every node holds as many of the
+   * communicator's ranks and has cross-memory attach (agreed over the communicator when opened).
+   */
+  stripes = false;
   private readonly control: number;
   private readonly data: number;
   /** A one-rank node's ring, in its own memory (nobody else reads it): made when first used. */

@@ -7,6 +7,8 @@ export interface SmpSettings {
   associative: boolean;
   /** bcast: a root buffer below this travels whole, one message per level (with shmMinBytes). */
   bcastMinBytes: number;
+  /** bcast: a root buffer from this size on (one piece at most) goes striped (0: never). */
+  bcastStripeMinBytes: number;
   /** bcast: segments of this many bytes, the levels overlapping (0: one piece). */
   bcastSegmentBytes: number;
   /** reduce takes the hierarchical path from this agreed operand size on (0: no agreement step). */
@@ -46,6 +48,11 @@ export const SMP_PARAMS = {
     type: 'int',
     default: 0,
     help: "bcast: a root buffer below this many bytes travels whole, one message per level (the leaders' tree, then from each node's first rank to the others), as below coll_smp_shm_min_bytes; larger ones in pieces through the nodes' areas. Chosen by the root's length, which every rank learns from its first message (0: coll_smp_shm_min_bytes alone decides)",
+  },
+  bcast_stripe_min_bytes: {
+    type: 'int',
+    default: 0,
+    help: "bcast through the shared areas where every node holds the same number k of the communicator's ranks and every node's ranks can read each other's memory: a root buffer of at least this many bytes and at most one piece (coll_smp_shm_chunk_bytes) is cut into k stripes, stripe j crosses between nodes from node rank j to node rank j (k connections at once instead of one between the leaders), and each node puts the stripes together by cross-memory attach (0, the default: never, every bcast goes down the leaders' tree; measured slower on one 2-CPU machine, where the two connections cost more CPU than one)",
   },
   bcast_segment_bytes: {
     type: 'int',
@@ -115,6 +122,7 @@ export function readSmpSettings(params: ParamRegistry): SmpSettings {
     associative: zeroOrOne(params, 'coll_smp_associative'),
     bcastMinBytes: nonNegative(params, 'coll_smp_bcast_min_bytes'),
     bcastSegmentBytes: nonNegative(params, 'coll_smp_bcast_segment_bytes'),
+    bcastStripeMinBytes: nonNegative(params, 'coll_smp_bcast_stripe_min_bytes'),
     reduceMinBytes: nonNegative(params, 'coll_smp_reduce_min_bytes'),
     allreduceMinBytes: nonNegative(params, 'coll_smp_allreduce_min_bytes'),
     shm: zeroOrOne(params, 'coll_smp_shm'),

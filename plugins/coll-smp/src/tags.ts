@@ -42,6 +42,13 @@ export const Tag = {
    * leaders' tree and from each node's writer to its other ranks (`bcast-area.ts`).
    */
   BCAST_SMALL: 218,
+  /**
+   * bcast, striped (`bcast-striped.ts`): the root's length down the leaders' tree and from each
+   * other node's leader to its ranks; BCAST_STRIPE_DATA: a stripe from node rank j to node rank
+   * j of a node below, on the flat duplicate's channel.
+   */
+  BCAST_STRIPE: 219,
+  BCAST_STRIPE_DATA: 220,
   /** A reduction's length exchange: recursive doubling (`lengths-exchange.ts`), on any channel. */
   LENGTHS_PAIR: 214,
   /**

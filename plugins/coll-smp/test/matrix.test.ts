@@ -99,6 +99,28 @@ describe('smp options', () => {
     }
   });
 
+  it('striped bcast (coll_smp_bcast_stripe_min_bytes) where every node holds as many ranks, not elsewhere', async () => {
+    // 8000-byte and larger bcasts go striped (k stripes, node rank j to node rank j), from
+    // every root; 3+3 cuts three stripes, 2+2+2 passes them on down the tree of the nodes.
+    const striped = { coll_smp_bcast_stripe_min_bytes: 4096, coll_smp_shm_min_bytes: 4096 };
+    for (const [perNode, rpi, mode] of [
+      [[2, 2], 'sm', 'full'],
+      [[3, 3], 'tcp', 'quick'],
+      [[2, 2, 2], 'sm', 'quick'],
+    ] as const) {
+      const r = await run([...perNode], rpi, mode, striped);
+      expect(r.ok, explainJob(r)).toBe(true);
+      expect(r.output).toMatch(
+        /COMM_WORLD: smp: node \d shares an area of \d+ bytes \(pieces of \d+, bcast by single copy, striped between nodes\)/,
+      );
+    }
+    // 2 + 1: the nodes hold different numbers of ranks, so nobody stripes.
+    const r = await run([2, 1], 'tcp', 'quick', striped);
+    expect(r.ok, explainJob(r)).toBe(true);
+    expect(r.output).toMatch(/COMM_WORLD: smp: node \d shares an area/);
+    expect(r.output).not.toMatch(/striped between nodes/);
+  });
+
   it('coll_smp_shm 0: the sub-communicators move the data, still correct', async () => {
     const r = await run([2, 2], 'sm', 'full', { coll_smp_shm: 0 });
     expect(r.ok, explainJob(r)).toBe(true);

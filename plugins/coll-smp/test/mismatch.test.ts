@@ -30,6 +30,8 @@ describe('bcast, reduce and allreduce with buffers of different lengths under sm
     [[2, 2], 'tcp', 262144, 0, {}],
     [[2, 1, 2, 2], 'sm', 1048576, 1, {}],
     [[2, 2], 'sm', 4194304, 1, thresholds],
+    // Striped (every large root buffer of one piece): a short leader, short and long readers.
+    [[2, 2], 'tcp', 4194304, 1, { coll_smp_bcast_stripe_min_bytes: 4096 }],
   ] as const)(
     'layout %j over %s, pieces of %d bytes, single copy %d, %j',
     async (perNode, rpi, chunk, singleCopy, extra) => {
@@ -55,9 +57,11 @@ describe('bcast, reduce and allreduce with buffers of different lengths under sm
       expect(r.output.match(/mismatch ok at rank \d/g)).toHaveLength(l.np);
       expect(r.output).toMatch(
         singleCopy
-          ? /mismatch: smp: node \d shares an area of \d+ bytes \(pieces of \d+, bcast by single copy\)/
+          ? /mismatch: smp: node \d shares an area of \d+ bytes \(pieces of \d+, bcast by single copy(, striped between nodes)?\)/
           : /mismatch: smp: node \d shares an area of \d+ bytes \(pieces of \d+\)/,
       );
+      if ('coll_smp_bcast_stripe_min_bytes' in extra)
+        expect(r.output).toMatch(/mismatch: smp: .*striped between nodes/);
     },
   );
 });

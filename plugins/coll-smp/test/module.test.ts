@@ -91,6 +91,7 @@ describe('the smp module', () => {
       associative: true,
       bcastMinBytes: 0,
       bcastSegmentBytes: 0,
+      bcastStripeMinBytes: 0,
       reduceMinBytes: 0,
       allreduceMinBytes: 0,
       shm: true,
@@ -103,6 +104,9 @@ describe('the smp module', () => {
     expect(read({ coll_smp_associative: 2 })).toThrow('coll_smp_associative is 2; expected 0 or 1');
     expect(read({ coll_smp_bcast_min_bytes: -1 })).toThrow(
       'coll_smp_bcast_min_bytes is -1; expected a whole number of bytes >= 0',
+    );
+    expect(read({ coll_smp_bcast_stripe_min_bytes: 1.5 })).toThrow(
+      'coll_smp_bcast_stripe_min_bytes is 1.5; expected a whole number of bytes >= 0',
     );
     expect(read({ coll_smp_allreduce_min_bytes: 'big' })).toThrow(/allreduce_min_bytes is "big"/);
     expect(read({ coll_smp_shm: 3 })).toThrow('coll_smp_shm is 3; expected 0 or 1');
