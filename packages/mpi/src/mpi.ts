@@ -34,6 +34,7 @@ import { Proc, ProcMode, sortProcs } from './proc';
 import { RpiFramework } from './rpi/framework';
 import type { RpiLimits } from './rpi/types';
 import { runtimeFromEnvironment } from './runtime-from-env';
+import { warmUpMessagePaths } from './warm-up';
 
 /** Options of `MPI.init`. */
 export interface InitOptions {
@@ -256,6 +257,7 @@ export class Mpi implements CommHost {
     this.COMM_SELF = new Communicator(this, CID_SELF, [myProc], 0, 'COMM_SELF');
     this.registry.add(this.COMM_WORLD);
     this.registry.add(this.COMM_SELF);
+    await warmUpMessagePaths(this.COMM_SELF, ctx.params, this.verbose);
     const started = await cr.start({
       ctx,
       engine,

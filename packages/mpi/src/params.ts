@@ -52,6 +52,11 @@ export const MPI_BASE_PARAMS = {
     default: true,
     help: "mpirun: start JavaScript ranks of its private universe on its node from a V8 start-up snapshot (node --snapshot-blob) in which the start-up bundles of @ssi/mpi and the installed rpi and coll modules are already loaded (CPU per rank at 64 ranks 87 -> 75 ms); built by the first job (~0.4 s), kept beside the bundles' code caches (none when SSI_CODE_CACHE is off). 0: ranks start as plain node",
   },
+  mpi_base_warm_up: {
+    type: 'boolean',
+    default: true,
+    help: "MPI.init sends three 8-byte messages to itself on COMM_SELF (the MPI layer's self path, no rpi), so that the first message between two ranks does not pay for the first run of the send, receive and matching code in the process (issue 21); never with a crmpi module (its rollback log sees every message); 0: no rehearsal",
+  },
   crmpi_base_safepoint_ms: {
     type: 'int',
     default: 20,

@@ -9,9 +9,13 @@
 //                       first round trip (rank 0 sends, rank 1 answers), then <pings> more on the
 //                       connection now open; rank 0 also times one raw TCP connect + accept on
 //                       loopback, and prints
-//                       FIRST {"variant":v,"firstNs":f,"openNs":[...],"tcpConnectNs":c}
+//                       FIRST {"variant":v,"firstNs":f,"openNs":[...],"asleepNs":a,"tcpConnectNs":c}
 //                       Rank 0 waits 100 ms before its first send so that rank 1 sits in its
-//                       receive (its start-up skew is not counted as message time). Variants:
+//                       receive (its start-up skew is not counted as message time). asleepNs:
+//                       one more round trip on the open connection after rank 0 waited 100 ms
+//                       again, so that rank 1 sleeps in its receive as it did for the first
+//                       (a message to a sleeping peer, with the connection and the code warm:
+//                       first - asleep is what the first use of the pair cost). Variants:
 //                         named  rank 1's first receive names rank 0 (posted right after
 //                                MPI.init; tcp's rpi_tcp_recv_dial dials rank 0 from there)
 //                         any    rank 1's first receive is ANY_SOURCE (nothing dials before
@@ -33,6 +37,9 @@ const mpi = await MPI.init();
 const world = mpi.COMM_WORLD;
 const rank = world.rank;
 const size = world.size;
+
+/** Round trips between asleep and the raw TCP connect (see there). */
+const REWARM_PINGS = 5;
 
 /** Nanoseconds of one TCP connect + accept on loopback (a server of this process). */
 async function tcpConnectNs() {
@@ -100,12 +107,27 @@ if (mode === 'hello') {
       await world.recv(ball, 1, 7);
       openNs.push(Number(process.hrtime.bigint() - t0));
     }
+    await new Promise((ok) => setTimeout(ok, 100));
+    t0 = process.hrtime.bigint();
+    await world.send(ball, 1, 7);
+    await world.recv(ball, 1, 7);
+    const asleepNs = Number(process.hrtime.bigint() - t0);
+    // The raw connect is timed hot, right after round trips, as it was before asleep existed:
+    // a few more first (after the 100 ms wait it would run colder and make the bound larger;
+    // before asleep, its garbage could make asleep pay a collection).
+    for (let i = 0; i < REWARM_PINGS; i++) {
+      await world.send(ball, 1, 7);
+      await world.recv(ball, 1, 7);
+    }
     const tcpNs = await tcpConnectNs();
-    console.log(`FIRST ${JSON.stringify({ variant, firstNs, openNs, tcpConnectNs: tcpNs })}`);
+    console.log(
+      `FIRST ${JSON.stringify({ variant, firstNs, openNs, asleepNs, tcpConnectNs: tcpNs })}`,
+    );
   } else if (rank === 1) {
     await world.recv(ball, variant === 'named' ? 0 : MPI.ANY_SOURCE, 7);
     await world.send(ball, 0, 7);
-    for (let i = 0; i < pings; i++) {
+    for (let i = 0; i < pings + 1 + REWARM_PINGS; i++) {
+      // the pings, the round trip after rank 0's second wait (asleepNs), the re-warming ones
       await world.recv(ball, 0, 7);
       await world.send(ball, 0, 7);
     }

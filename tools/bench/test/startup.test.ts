@@ -45,10 +45,16 @@ describe('startup benchmark: plan and job output', () => {
 
   it('first-message line, and Open MPI flags', () => {
     const f = parseFirstOutput(
-      '[0] FIRST {"variant":"any","firstNs":900000,"openNs":[100000,90000],"tcpConnectNs":80000}',
+      '[0] FIRST {"variant":"any","firstNs":900000,"openNs":[100000,90000],"asleepNs":700000,"tcpConnectNs":80000}',
     );
     expect(f.firstNs).toBe(900000);
     expect(f.variant).toBe('any');
+    expect(f.asleepNs).toBe(700000);
+    expect(() =>
+      parseFirstOutput(
+        '[0] FIRST {"variant":"any","firstNs":900000,"openNs":[1],"tcpConnectNs":80000}',
+      ),
+    ).toThrow(/malformed FIRST/); // no round trip to a sleeping peer
     expect(() =>
       parseFirstOutput('[0] FIRST {"firstNs":900000,"openNs":[1],"tcpConnectNs":80000}'),
     ).toThrow(/malformed FIRST/); // no variant

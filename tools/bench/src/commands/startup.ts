@@ -58,7 +58,12 @@ MPI.init, when rank 1 sits in its receive), one job per variant:
              the first run of that code in the process
 Columns of that table: first (that round trip), open (the median of 50 more on the open
 connection), TCP connect (one raw connect + accept on loopback in rank 0), bound (2 x open +
-TCP connect) and first / bound (<= 1 meets the target). Every variant is a fresh job: the
+TCP connect) and first / bound (<= 1 meets the target); then asleep (one more round trip on
+the open connection after rank 0 waited 100 ms again, so rank 1 sleeps in its receive as it did
+for the first: a message to a sleeping peer, with the code and the connection warm), first -
+asleep (what the first use of the pair cost beyond waking a sleeping peer) and first / (2 x
+asleep + connect): the target's bound with the open message taken in the first's conditions
+(the peer asleep in its receive; open is a ping-pong of two ranks that never sleep). Every variant is a fresh job: the
 first message of named and any runs cold code (the first send and receive of the process).
 Rounds are interleaved: round r runs every column once per N, in an order rotated each round.
 More ranks than CPUs oversubscribe the machine, every column alike.
@@ -190,6 +195,8 @@ export interface FirstLine {
   variant: FirstVariant;
   firstNs: number;
   openNs: number[];
+  /** A round trip on the open connection after rank 1 slept in its receive again (see USAGE). */
+  asleepNs: number;
   tcpConnectNs: number;
 }
 
@@ -204,6 +211,8 @@ export function parseFirstOutput(text: string): FirstLine {
       o.firstNs > 0 &&
       Array.isArray(o.openNs) &&
       o.openNs.length > 0 &&
+      typeof o.asleepNs === 'number' &&
+      o.asleepNs > 0 &&
       typeof o.tcpConnectNs === 'number'
         ? undefined
         : 'malformed FIRST line',
@@ -353,7 +362,7 @@ export const startupCommand: BenchCommand = {
               if (f.variant !== v) throw new Error(`first ${v}: the job says variant ${f.variant}`);
               first.set(firstKey(np, c, v), [...(first.get(firstKey(np, c, v)) ?? []), f]);
               process.stderr.write(
-                `round ${round + 1}/${plan.reps} first message N ${np} ${c} ${v}: ${(f.firstNs / 1e3).toFixed(0)} us (open ${(median(f.openNs) / 1e3).toFixed(0)} us, TCP connect ${(f.tcpConnectNs / 1e3).toFixed(0)} us)\n`,
+                `round ${round + 1}/${plan.reps} first message N ${np} ${c} ${v}: ${(f.firstNs / 1e3).toFixed(0)} us (open ${(median(f.openNs) / 1e3).toFixed(0)} us, asleep ${(f.asleepNs / 1e3).toFixed(0)} us, TCP connect ${(f.tcpConnectNs / 1e3).toFixed(0)} us)\n`,
               );
             }
       }
@@ -383,8 +392,10 @@ export const startupCommand: BenchCommand = {
         const firstUs = median(fs.map((f) => f.firstNs)) / 1e3;
         const openUs = median(fs.map((f) => median(f.openNs))) / 1e3;
         const tcpUs = median(fs.map((f) => f.tcpConnectNs)) / 1e3;
+        const asleepUs = median(fs.map((f) => f.asleepNs)) / 1e3;
         const bound = 2 * openUs + tcpUs;
-        return { np: Number(np), column: c!, variant: variant!, firstUs, openUs, tcpUs, bound };
+        const row = { np: Number(np), column: c!, variant: variant!, firstUs, openUs, tcpUs };
+        return { ...row, bound, asleepUs, asleepBound: 2 * asleepUs + tcpUs };
       });
       if (firstRows.length > 0) {
         console.log(
@@ -401,6 +412,9 @@ export const startupCommand: BenchCommand = {
               { title: 'TCP connect', value: (r) => r.tcpUs, digits: 0 },
               { title: '2 x open + connect', value: (r) => r.bound, digits: 0 },
               { title: 'first / bound', value: (r) => r.firstUs / r.bound },
+              { title: 'asleep', value: (r) => r.asleepUs, digits: 0 },
+              { title: 'first - asleep', value: (r) => r.firstUs - r.asleepUs, digits: 0 },
+              { title: 'first / (2 x asleep + connect)', value: (r) => r.firstUs / r.asleepBound },
             ],
             firstRows,
           ),
