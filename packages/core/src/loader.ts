@@ -15,6 +15,21 @@ export type OpenedModule<M extends SsiModule = SsiModule> =
 
 export const DEFAULT_PRIORITY = 0;
 
+/** Where the start-up bundle loader of this process is (scripts/bundle-loader.cjs). */
+const BUNDLE_LOADER = Symbol.for('@ssi/start-up-bundles.loader');
+
+/**
+ * The exports of a module's entry file when it is a façade of a start-up bundle the process has
+ * loaded already (from mpirun's start-up snapshot): the same objects an import of the file gives,
+ * without Node's ES module loader (scripts/bundle-loader.cjs, `loadedPart`).
+ */
+function loadedPart(entryFile: string): Record<string, unknown> | undefined {
+  const loader = (globalThis as Record<symbol, unknown>)[BUNDLE_LOADER] as
+    | { loadedPart?: (file: string) => Record<string, unknown> | undefined }
+    | undefined;
+  return loader?.loadedPart?.(entryFile);
+}
+
 /** Imports a module's code (the first time anything of it runs) and checks its meta data. */
 export async function loadModule<M extends SsiModule = SsiModule>(
   record: ModuleRecord,
@@ -24,7 +39,7 @@ export async function loadModule<M extends SsiModule = SsiModule>(
   if (!exported) {
     let ns: Record<string, unknown>;
     try {
-      ns = await import(pathToFileURL(record.entryFile!).href);
+      ns = loadedPart(record.entryFile!) ?? (await import(pathToFileURL(record.entryFile!).href));
     } catch (err) {
       throw new SsiError(
         'BAD_MODULE',

@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import {
   chmodSync,
   existsSync,
+  mkdirSync,
   mkdtempSync,
   readdirSync,
   readFileSync,
@@ -192,6 +193,86 @@ console.log(JSON.stringify({ module: m.name, inSnapshot, argv: process.argv.slic
     const expected = SNAPSHOT.map((d) => [join(repo, d, 'dist/ssi-bundle.cjs'), true]);
     const loadedNow = [join(repo, 'plugins/coll-lam-basic/dist/ssi-bundle.cjs'), false];
     expect(extra.inSnapshot.sort()).toEqual([...expected, loadedNow].sort());
+  });
+
+  it("opens a module whose bundle it holds from the bundle, not its façade; the bundle's own import() still resolves from its package", () => {
+    // A module package of the snapshot whose façade must never run, and whose bundle imports a
+    // package only its own node_modules has (as rpi-tcp imports @ssi/sockopt).
+    const app = join(work, 'app');
+    const pkg = join(app, 'node_modules', 'fake-coll');
+    const dist = join(pkg, 'dist');
+    const dep = join(pkg, 'node_modules', 'fake-dep');
+    for (const d of [dist, dep]) mkdirSync(d, { recursive: true });
+    const coreDist = join(repo, 'packages/core/dist');
+    const coreUrl = pathToFileURL(join(coreDist, 'index.js')).href;
+    const collApi = spawnSync(
+      process.execPath,
+      [
+        '-e',
+        `import('${coreUrl}').then((c) => console.log(c.formatVersion(c.frameworkApi('coll'))))`,
+      ],
+      { encoding: 'utf8' },
+    ).stdout.trim();
+    const entry = { type: 'coll', name: 'fake', typeApi: collApi, entry: './dist/index.js' };
+    writeFileSync(
+      join(pkg, 'package.json'),
+      JSON.stringify({ name: 'fake-coll', version: '1.0.0', ssi: { modules: [entry] } }),
+    );
+    writeFileSync(join(dist, 'index.js'), "throw new Error('the façade was imported');\n");
+    writeFileSync(
+      join(dist, 'ssi-load.cjs'),
+      `const { door } = globalThis[Symbol.for('@ssi/start-up-bundles.loader')];\nmodule.exports = door(__dirname, (s) => import(s), 'fake-coll');\n`,
+    );
+    writeFileSync(
+      join(dist, 'ssi-bundle.cjs'),
+      `module.exports = { 'index.js': { default: { ssiApi: '1.0.0', type: 'coll', typeApi: ${JSON.stringify(collApi)},
+        name: 'fake', version: '1.0.0', viaOwnImport: () => __ssiI('fake-dep') } } };\n`,
+    );
+    writeFileSync(
+      join(dep, 'package.json'),
+      JSON.stringify({ name: 'fake-dep', main: 'index.mjs' }),
+    );
+    writeFileSync(join(dep, 'index.mjs'), "export const where = 'fake-coll/node_modules';\n");
+
+    const blob = join(work, 'module.blob');
+    const packages = [
+      { name: '@ssi/core', dist: coreDist },
+      { name: 'fake-coll', dist },
+    ];
+    const built = spawnSync(
+      process.execPath,
+      ['--snapshot-blob', blob, '--build-snapshot', builder],
+      {
+        env: {
+          ...process.env,
+          SSI_CODE_CACHE: 'off',
+          SSI_SNAPSHOT_PACKAGES: JSON.stringify(packages),
+        },
+        encoding: 'utf8',
+        timeout: 60_000,
+      },
+    );
+    expect(built.status, built.stderr).toBe(0);
+    const program = join(work, 'open-module.mjs');
+    writeFileSync(
+      program,
+      `const loaded = globalThis[Symbol.for('@ssi/start-up-bundles')];
+const core = loaded.get(${JSON.stringify(join(coreDist, 'ssi-bundle.cjs'))}).exports['index.js'];
+const record = core.discoverModules({ searchFrom: [${JSON.stringify(app)}] }).modules.find((r) => r.name === 'fake');
+const m = await core.loadModule(record);
+const dep = await m.viaOwnImport();
+console.log(JSON.stringify({ name: m.name, where: dep.where }));
+`,
+    );
+    const r = spawnSync(process.execPath, ['--snapshot-blob', blob, program], {
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect(r.status, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout.trim().split('\n').pop()!)).toEqual({
+      name: 'fake',
+      where: 'fake-coll/node_modules',
+    });
   });
 
   it("finds no per-process state (environment, pid, host, clocks, timers) read by the bundles' top level", () => {
