@@ -1,4 +1,9 @@
-import { type BindPlan, type BindPolicy, planBinding } from './bind-plan';
+import {
+  type BindPlan,
+  type BindPolicy,
+  type OversubscribedBinding,
+  planBinding,
+} from './bind-plan';
 import { boundArgv, findTaskset, programRuns } from './bound-command';
 import { formatCpuList } from './cpu-list';
 import { type NodeCpus, readNodeCpus } from './node-cpus';
@@ -10,6 +15,8 @@ export interface BindRequest {
   slot: number;
   /** How many processes of the job this node runs. */
   of: number;
+  /** More processes here than CPUs: bind them in blocks or not at all (default `none`). */
+  oversubscribed?: OversubscribedBinding;
 }
 
 /** What a started process got. */
@@ -87,6 +94,12 @@ export class JobBinder {
 
   private newPlan(req: BindRequest): BindPlan {
     if (req.to === 'none') return planBinding('none', req.of, { allowed: [], cores: [], held: [] });
-    return planBinding(req.to, req.of, this.nodeCpus(), this.reservedCpus());
+    return planBinding(
+      req.to,
+      req.of,
+      this.nodeCpus(),
+      this.reservedCpus(),
+      req.oversubscribed ?? 'none',
+    );
   }
 }
