@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { planCr } from '../src/commands/cr';
+import { planCr } from '../src/commands/cr-options';
 import {
   parsePlans,
   parsePlansOutput,

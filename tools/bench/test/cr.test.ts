@@ -1,21 +1,15 @@
 import { describe, expect, it } from 'vitest';
+import { CRTCP, everyN, mpirunFlags, planCr, TCP } from '../src/commands/cr-options';
+import { parseCoordOutput, parseHeatOutput, stripRank } from '../src/commands/cr-output';
 import {
-  CRTCP,
   coordColumns,
   coordRow,
   coordTargetMs,
-  everyN,
   heatColumns,
   linearFit,
-  mpirunFlags,
   overheadPct,
-  parseCoordOutput,
-  parseHeatOutput,
   pingColumns,
-  planCr,
-  stripRank,
-  TCP,
-} from '../src/commands/cr';
+} from '../src/commands/cr-results';
 import { formatTable, stat } from '../src/harness';
 
 const phase = (ms: number) => ({

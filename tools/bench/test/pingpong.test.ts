@@ -5,23 +5,27 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
-  bandwidthColumns,
-  checkSmTargets,
-  checkTargets,
-  chooseCpus,
-  driverArgs,
-  iterations,
-  latencyColumns,
-  ompiFlags,
-  type PingPongRow,
-  pairedArgs,
-  pairedStat,
-  parseCpuList,
   parseDriverLine,
   parseDriverOutput,
   parsePairedOutput,
+} from '../src/commands/pingpong-output';
+import {
+  chooseCpus,
+  driverArgs,
+  iterations,
+  ompiFlags,
+  pairedArgs,
+  parseCpuList,
   planPingPong,
-} from '../src/commands/pingpong';
+} from '../src/commands/pingpong-plan';
+import {
+  bandwidthColumns,
+  checkSmTargets,
+  checkTargets,
+  latencyColumns,
+  type PingPongRow,
+  pairedStat,
+} from '../src/commands/pingpong-results';
 import { benchRoot, killChildren, openMpiVersion, ssiRunner } from '../src/drivers';
 import { formatTable, stat } from '../src/harness';
 

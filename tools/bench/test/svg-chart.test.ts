@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { CollOp, CollRow } from '../src/commands/coll';
 import { collPanels } from '../src/commands/coll-chart';
-import type { PingPongRow } from '../src/commands/pingpong';
 import { pingpongPanels } from '../src/commands/pingpong-chart';
+import type { PingPongRow } from '../src/commands/pingpong-results';
 import { stat } from '../src/harness';
 import { barChart, lineChart, svgDocument, writeChartBeside } from '../src/svg-chart';
 

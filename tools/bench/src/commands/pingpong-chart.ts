@@ -1,7 +1,8 @@
 import type { Stat } from '../harness';
 import { formatSize } from '../harness';
 import { lineChart, type Panel, type Series } from '../svg-chart';
-import { COLUMN_TITLES, type PingPongColumn, type PingPongRow } from './pingpong';
+import { COLUMN_TITLES, type PingPongColumn } from './pingpong-plan';
+import type { PingPongRow } from './pingpong-results';
 
 type Measured = Exclude<PingPongColumn, 'paired'>;
 

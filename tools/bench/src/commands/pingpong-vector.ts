@@ -17,7 +17,7 @@ import {
   stat,
   writeResults,
 } from '../harness';
-import { ompiFlags } from './pingpong';
+import { ompiFlags } from './pingpong-plan';
 
 const USAGE = `usage: node tools/bench/dist/cli.js pingpong-vector [options]
 
