@@ -2,8 +2,8 @@
 // base of the boot framework.
 
 export { bindPolicy, oversubscribedBinding } from './binding/bind-param';
-export type { BindPlan, BindPolicy, OversubscribedBinding } from './binding/bind-plan';
-export { BIND_POLICIES, OVERSUBSCRIBED_BINDINGS, planBinding } from './binding/bind-plan';
+export type { BindPlan, BindPolicy } from './binding/bind-plan';
+export { BIND_POLICIES, planBinding } from './binding/bind-plan';
 export { boundArgv, findTaskset } from './binding/bound-command';
 export { formatCpuList, parseCpuList } from './binding/cpu-list';
 export type { Binding, BindRequest } from './binding/job-binder';

@@ -92,7 +92,7 @@ describe('binding in the process table', () => {
     expect(b.binding?.cpus).toBe(String(mine[1]));
   });
 
-  it('binds an oversubscribed job in blocks of consecutive ranks per CPU when asked (block)', async () => {
+  it('binds an oversubscribed job in blocks of consecutive ranks per CPU when asked (lam_bind_oversubscribed)', async () => {
     expect(mine.length, 'this test needs 2 allowed CPUs').toBeGreaterThanOrEqual(2);
     const { procs } = table();
     const of = 2 * mine.length;
@@ -100,7 +100,7 @@ describe('binding in the process table', () => {
     for (let slot = 0; slot < of; slot++) {
       started.push(
         await procs.spawn(
-          { argv: sleeper, job: 'B', bind: { to: 'core', slot, of, oversubscribed: 'block' } },
+          { argv: sleeper, job: 'B', bind: { to: 'core', slot, of, oversubscribed: 2 } },
           owner,
         ),
       );
@@ -113,9 +113,9 @@ describe('binding in the process table', () => {
         reason: expect.stringMatching(/^bound in blocks of up to 2 consecutive ranks per CPU/),
       });
     }
-    const bad = { to: 'core', slot: 0, of: 1, oversubscribed: 'spread' };
+    const bad = { to: 'core', slot: 0, of: 1, oversubscribed: -1 };
     expect(spawnRequestProblem({ argv: sleeper, bind: bad })).toBe(
-      'bind.oversubscribed must be one of block, none, got "spread"',
+      'bind.oversubscribed must be a whole number of ranks a CPU >= 0, got -1',
     );
   });
 

@@ -90,7 +90,7 @@ export async function ssiRunner(
   /** launchJob's `bind` (as mpirun's --bind-to; default none). */
   bind?: 'core' | 'none',
   /** launchJob's `bindOversubscribed` (mpirun's lam_bind_oversubscribed; default the launcher's). */
-  bindOversubscribed?: 'block' | 'none',
+  bindOversubscribed?: number,
 ): Promise<{ run: MpiRunner; info: Record<string, unknown> }> {
   const dist = mpiDist(root);
   const testing = (await import(pathToFileURL(dist.testing).href)) as MpiTesting;
@@ -107,7 +107,7 @@ export async function ssiRunner(
       env: { SSI_BENCH_MPI_URL: pathToFileURL(dist.index).href, ...env },
       nodes,
       bind,
-      ...(bindOversubscribed ? { bindOversubscribed } : {}),
+      ...(bindOversubscribed !== undefined ? { bindOversubscribed } : {}),
       timeoutMs,
       label: `${program} (np ${np})`,
     });
@@ -121,7 +121,7 @@ export async function ssiRunner(
   const where = {
     ...(nodes ? { nodes } : {}),
     ...(bind ? { bind } : {}),
-    ...(bindOversubscribed ? { bindOversubscribed } : {}),
+    ...(bindOversubscribed !== undefined ? { bindOversubscribed } : {}),
   };
   const info: Record<string, unknown> = { program: file, mpi: dist.index, ssi, ...where };
   if (bind)

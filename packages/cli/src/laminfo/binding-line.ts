@@ -42,6 +42,7 @@ function oversubscribedSummary(ctx: SsiContext): string {
     return `(${(err as Error).message})`;
   }
   const source = ctx.params.lookup('lam_bind_oversubscribed').source;
-  const what = how === 'block' ? 'in blocks of consecutive ranks, one per CPU' : 'not at all';
+  const what =
+    how > 0 ? `in blocks of consecutive ranks, one per CPU, up to ${how} a CPU` : 'not at all';
   return `${what} (lam_bind_oversubscribed ${how}, ${source})`;
 }

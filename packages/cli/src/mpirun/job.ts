@@ -1,12 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:os';
-import type {
-  BindPolicy,
-  ExitStatus,
-  LamClient,
-  OversubscribedBinding,
-  RemoteProcess,
-} from '@ssi/lam';
+import type { BindPolicy, ExitStatus, LamClient, RemoteProcess } from '@ssi/lam';
 import { type AbortMsg, formatAddress, HUB_ENV, type HubControl, JOB_ENV, JobHub } from '@ssi/mpi';
 import { LineForwarder } from './output';
 import type { Placement } from './placement';
@@ -25,7 +19,7 @@ export interface JobOptions {
    */
   bindTo?: BindPolicy;
   /** A node with more of the job's ranks than CPUs: bind them in blocks or not (lam_bind_oversubscribed). */
-  bindOversubscribed?: OversubscribedBinding;
+  bindOversubscribed?: number;
   /**
    * mpirun-side code of the job (crlam modules, tools) gets the job control channel here, before
    * any rank starts: `control.on(type, (rank, payload) => reply)`, `control.send(rank | 'all',
@@ -179,7 +173,7 @@ export async function runJob(
       to: opts.bindTo ?? 'none',
       slot: slots[p.rank]!,
       of: perNode.get(p.node.id)!,
-      oversubscribed: opts.bindOversubscribed ?? 'none',
+      oversubscribed: opts.bindOversubscribed ?? 0,
     };
     r.proc = await client.spawn(p.node.id, {
       argv,

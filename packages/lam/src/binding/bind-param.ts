@@ -1,12 +1,7 @@
 import type { ParamRegistry } from '@ssi/core';
 import { SsiError } from '@ssi/core';
 import { registerLamParams } from '../params';
-import {
-  BIND_POLICIES,
-  type BindPolicy,
-  OVERSUBSCRIBED_BINDINGS,
-  type OversubscribedBinding,
-} from './bind-plan';
+import { BIND_POLICIES, type BindPolicy } from './bind-plan';
 
 /** `lam_bind_to` checked: the binding policy, or an error naming the value and the choices. */
 export function bindPolicy(params: ParamRegistry): BindPolicy {
@@ -19,15 +14,16 @@ export function bindPolicy(params: ParamRegistry): BindPolicy {
   );
 }
 
-/** `lam_bind_oversubscribed` checked: how a job that oversubscribes a node is bound. */
-export function oversubscribedBinding(params: ParamRegistry): OversubscribedBinding {
+/**
+ * `lam_bind_oversubscribed` checked: up to how many ranks a CPU an oversubscribed job is bound in
+ * blocks (0: never), or an error naming the value.
+ */
+export function oversubscribedBinding(params: ParamRegistry): number {
   registerLamParams(params);
-  const value = params.get<string>('lam_bind_oversubscribed').trim().toLowerCase();
-  if (OVERSUBSCRIBED_BINDINGS.includes(value as OversubscribedBinding)) {
-    return value as OversubscribedBinding;
-  }
+  const value = Number(params.get('lam_bind_oversubscribed'));
+  if (Number.isInteger(value) && value >= 0) return value;
   throw new SsiError(
     'BAD_PARAM',
-    `lam_bind_oversubscribed is "${value}"; expected one of: ${OVERSUBSCRIBED_BINDINGS.join(', ')}`,
+    `lam_bind_oversubscribed is "${params.get('lam_bind_oversubscribed')}"; expected a whole number of ranks a CPU >= 0 (0: never bind an oversubscribed job)`,
   );
 }

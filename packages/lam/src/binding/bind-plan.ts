@@ -6,14 +6,6 @@ export type BindPolicy = 'core' | 'none';
 
 export const BIND_POLICIES: readonly BindPolicy[] = ['core', 'none'];
 
-/**
- * `lam_bind_oversubscribed`: where a job with more ranks on a node than CPUs runs, when its
- * policy binds at all: in blocks of consecutive ranks, one block per CPU, or unbound.
- */
-export type OversubscribedBinding = 'block' | 'none';
-
-export const OVERSUBSCRIBED_BINDINGS: readonly OversubscribedBinding[] = ['block', 'none'];
-
 /** Where a job's ranks on one node run. */
 export interface BindPlan {
   /** The CPUs of each local rank (index = the rank's slot on the node), or null: not bound. */
@@ -30,8 +22,9 @@ export interface BindPlan {
  * and to a socket above; on one socket that is no binding at all), it binds at every rank count
  * that fits, and it places ranks only on cores nobody else holds:
  *
- * - more ranks than allowed CPUs (oversubscribed): with `oversubscribed` `block`, consecutive
- *   ranks share a CPU (`planBlocks`); with `none`, not bound: the ranks share what there is;
+ * - more ranks than allowed CPUs (oversubscribed): consecutive ranks share a CPU (`planBlocks`)
+ *   when that puts at most `blockUpTo` on each (`lam_bind_oversubscribed`), else not bound: the
+ *   ranks share what there is;
  * - enough free cores (no CPU of which another process or another job here is pinned to): one
  *   core each (all its hardware threads), in core order;
  * - else enough free hardware threads: one each, spread over the cores first;
@@ -45,13 +38,13 @@ export function planBinding(
   ranks: number,
   node: NodeCpus,
   reserved: readonly number[] = [],
-  oversubscribed: OversubscribedBinding = 'none',
+  blockUpTo = 0,
 ): BindPlan {
   if (policy === 'none') return { cpus: null, reason: 'not bound (lam_bind_to none)' };
   const allowed = node.allowed.length;
   const where = `${ranks} rank(s) here, CPUs ${formatCpuList(node.allowed)} allowed`;
   if (ranks > allowed) {
-    if (oversubscribed === 'block') return planBlocks(ranks, node, reserved, where);
+    if (blockUpTo > 0) return planBlocks(ranks, node, reserved, where, blockUpTo);
     return { cpus: null, reason: `not bound: oversubscribed (${where})` };
   }
   const taken = new Set([...node.held, ...reserved]);
@@ -79,13 +72,16 @@ export function planBinding(
  * process on its own CPU costs a fraction of waking one on another (measured on 2 vCPUs, 4
  * ranks, tcp rpi: a barrier 59-67 µs against 76-85 unbound, allreduce 8 B 66-73 against 82-93).
  * CPUs other pinned processes or jobs of this launcher hold are left out while any is free;
- * with none free, not bound.
+ * with none free, or more than `blockUpTo` ranks a CPU, not bound: a job of many ranks per CPU
+ * is CPU-bound at start-up, where bound ranks cannot move to a CPU another program leaves idle
+ * (mpirun -np 64 on 2 vCPUs at load 25-50: 3.9-4.3 s in blocks against 3.7-3.8 unbound).
  */
 function planBlocks(
   ranks: number,
   node: NodeCpus,
   reserved: readonly number[],
   where: string,
+  blockUpTo: number,
 ): BindPlan {
   const taken = new Set([...node.held, ...reserved]);
   const free = spreadThreads(node.cores.filter((core) => !core.some((cpu) => taken.has(cpu))));
@@ -99,9 +95,15 @@ function planBlocks(
     free[Math.floor((slot * free.length) / ranks)]!,
   ]);
   const per = Math.ceil(ranks / free.length);
+  if (per > blockUpTo) {
+    return {
+      cpus: null,
+      reason: `not bound: oversubscribed, ${per} ranks a CPU, more than lam_bind_oversubscribed ${blockUpTo} (${where}${takenNote(taken)})`,
+    };
+  }
   return {
     cpus,
-    reason: `bound in blocks of up to ${per} consecutive ranks per CPU: oversubscribed (${where}${takenNote(taken)}; lam_bind_oversubscribed block)`,
+    reason: `bound in blocks of up to ${per} consecutive ranks per CPU: oversubscribed (${where}${takenNote(taken)}; lam_bind_oversubscribed ${blockUpTo})`,
   };
 }
 

@@ -1,9 +1,4 @@
-import {
-  type BindPlan,
-  type BindPolicy,
-  type OversubscribedBinding,
-  planBinding,
-} from './bind-plan';
+import { type BindPlan, type BindPolicy, planBinding } from './bind-plan';
 import { boundArgv, findTaskset, programRuns } from './bound-command';
 import { formatCpuList } from './cpu-list';
 import { type NodeCpus, readNodeCpus } from './node-cpus';
@@ -15,8 +10,11 @@ export interface BindRequest {
   slot: number;
   /** How many processes of the job this node runs. */
   of: number;
-  /** More processes here than CPUs: bind them in blocks or not at all (default `none`). */
-  oversubscribed?: OversubscribedBinding;
+  /**
+   * More processes here than CPUs: bind them in blocks of consecutive slots, one per CPU, when
+   * that puts at most this many on a CPU (`lam_bind_oversubscribed`); 0 or absent: not bound.
+   */
+  oversubscribed?: number;
 }
 
 /** What a started process got. */
@@ -99,7 +97,7 @@ export class JobBinder {
       req.of,
       this.nodeCpus(),
       this.reservedCpus(),
-      req.oversubscribed ?? 'none',
+      req.oversubscribed ?? 0,
     );
   }
 }

@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { BIND_POLICIES, OVERSUBSCRIBED_BINDINGS } from '../binding/bind-plan';
+import { BIND_POLICIES } from '../binding/bind-plan';
 import { type Binding, type BindRequest, JobBinder } from '../binding/job-binder';
 import { LamError } from '../errors';
 import { procStartTime } from '../session/proc-identity';
@@ -249,10 +249,8 @@ function bindRequestProblem(value: unknown): string | undefined {
   if (!Number.isInteger(of) || of < 1) return 'bind.of must be a positive integer (processes here)';
   if (!Number.isInteger(slot) || slot < 0 || slot >= of)
     return `bind.slot must be an integer from 0 to bind.of - 1 (${of - 1}), got ${JSON.stringify(slot)}`;
-  if (
-    b.oversubscribed !== undefined &&
-    !OVERSUBSCRIBED_BINDINGS.includes(b.oversubscribed as never)
-  )
-    return `bind.oversubscribed must be one of ${OVERSUBSCRIBED_BINDINGS.join(', ')}, got ${JSON.stringify(b.oversubscribed)}`;
+  const over = b.oversubscribed;
+  if (over !== undefined && !(Number.isInteger(over) && (over as number) >= 0))
+    return `bind.oversubscribed must be a whole number of ranks a CPU >= 0, got ${JSON.stringify(over)}`;
   return undefined;
 }

@@ -78,7 +78,7 @@ options:
                  tuned,lam_basic); <module>/nopoll: that module with --ssi mpi_base_poll_us 0
                  --ssi mpi_base_yield_every 0 (no polling while MPI waits, as before issue 18);
                  <module>/unblocked: that module with its ranks unbound where they outnumber the
-                 CPUs (mpirun's --ssi lam_bind_oversubscribed none; default: blocks per CPU);
+                 CPUs (mpirun's --ssi lam_bind_oversubscribed 0; default: blocks per CPU);
                  <module>:<param>=<value>[:...]: that module with --ssi coll_<module>_<param>
                  <value> (e.g. tuned:bcast_algorithm=binomial), one column per setting
   --only LIST    run only some of the columns: ssi,ompi (default both)
@@ -297,8 +297,8 @@ export const COLUMN_SPEC =
  * How a column's ranks are bound where they outnumber the CPUs: `<module>/unblocked` not at all
  * (as before lam_bind_oversubscribed), else in blocks per CPU, as mpirun binds them.
  */
-export function oversubscribedBindingOf(spec: string): 'block' | 'none' {
-  return spec.split(':')[0]!.endsWith(UNBLOCKED) ? 'none' : 'block';
+export function oversubscribedBindingOf(spec: string): number | undefined {
+  return spec.split(':')[0]!.endsWith(UNBLOCKED) ? 0 : undefined;
 }
 
 /** The SSI parameters of an ssi column (`--ssi rpi tcp --ssi coll <module>` and its settings). */
