@@ -62,17 +62,61 @@ describe('mpirun --bind-to', () => {
     }
   });
 
-  it('a job larger than the CPUs it may use is not bound', async () => {
-    const np = mine.split(',').reduce((n, part) => {
+  const cpuCount = () =>
+    mine.split(',').reduce((n, part) => {
       const [a, b] = part.split('-').map(Number);
       return n + (b === undefined ? 1 : b - a! + 1);
     }, 0);
-    const r = await mpirun(['-v', '-np', String(np + 1), 'affinity.mjs']);
+
+  it('a job larger than the CPUs it may use is bound in blocks of consecutive ranks, or not at all with lam_bind_oversubscribed 0', async () => {
+    const np = 2 * cpuCount();
+    const r = await mpirun(['-v', '-np', String(np), 'affinity.mjs']);
     expect(r.code, r.stderr).toBe(0);
-    for (const [rank, [said, got]] of ranksOf(r)) {
-      expect(said, `rank ${rank}`).toMatch(/^: not bound: oversubscribed/);
+    const ranks = [...ranksOf(r)].sort((a, b) => a[0] - b[0]);
+    expect(ranks).toHaveLength(np);
+    const cpus: string[] = [];
+    for (const [rank, [said, got]] of ranks) {
+      const on = /^, on CPU (\S+): bound in blocks of up to \d+ consecutive ranks per CPU/.exec(
+        said,
+      );
+      if (on) {
+        expect(got, `rank ${rank}: ${said}`).toBe(on[1]);
+        cpus.push(got);
+      } else {
+        // Every CPU held by other engineers' pinned processes: not bound, and why.
+        expect(said, `rank ${rank}`).toMatch(/^: not bound: oversubscribed, no free CPU/);
+        expect(got).toBe(mine);
+      }
+    }
+    // Consecutive ranks share a CPU: the CPU changes at most once per block.
+    if (cpus.length === np)
+      expect(cpus.filter((c, i) => i > 0 && c !== cpus[i - 1]).length).toBeLessThan(np / 2);
+    const none = await mpirun([
+      '-v',
+      '--ssi',
+      'lam_bind_oversubscribed',
+      '0',
+      '-np',
+      String(cpuCount() + 1),
+      'affinity.mjs',
+    ]);
+    expect(none.code, none.stderr).toBe(0);
+    for (const [rank, [said, got]] of ranksOf(none)) {
+      expect(said, `rank ${rank}`).toMatch(/^: not bound: oversubscribed \(/);
       expect(got).toBe(mine);
     }
+    const bad = await mpirun([
+      '--ssi',
+      'lam_bind_oversubscribed',
+      '-1',
+      '-np',
+      '2',
+      'affinity.mjs',
+    ]);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(
+      /lam_bind_oversubscribed is "-1"; expected a whole number of ranks a CPU >= 0/,
+    );
   });
 
   it('refuses an unknown policy before starting anything', async () => {

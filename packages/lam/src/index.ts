@@ -1,7 +1,7 @@
 // @ssi/lam: the run-time environment (lamd, OOB messaging, sessions, client library) and the
 // base of the boot framework.
 
-export { bindPolicy } from './binding/bind-param';
+export { bindPolicy, oversubscribedBinding } from './binding/bind-param';
 export type { BindPlan, BindPolicy } from './binding/bind-plan';
 export { BIND_POLICIES, planBinding } from './binding/bind-plan';
 export { boundArgv, findTaskset } from './binding/bound-command';

@@ -7,7 +7,12 @@ import { allowedCpus } from '../src/binding/node-cpus';
 import type { RemoteProcess } from '../src/client/remote-process';
 import { LamError } from '../src/errors';
 import { LamdLog } from '../src/lamd/lamd-log';
-import { type ExitStatus, ProcessTable, type Started } from '../src/lamd/process-table';
+import {
+  type ExitStatus,
+  ProcessTable,
+  type Started,
+  spawnRequestProblem,
+} from '../src/lamd/process-table';
 import { bootLocal, cleanupUniverses, isAlive, waitFor, within } from './helpers';
 
 /**
@@ -85,6 +90,33 @@ describe('binding in the process table', () => {
       reason: expect.stringMatching(/^bound to a CPU each/),
     });
     expect(b.binding?.cpus).toBe(String(mine[1]));
+  });
+
+  it('binds an oversubscribed job in blocks of consecutive ranks per CPU when asked (lam_bind_oversubscribed)', async () => {
+    expect(mine.length, 'this test needs 2 allowed CPUs').toBeGreaterThanOrEqual(2);
+    const { procs } = table();
+    const of = 2 * mine.length;
+    const started: Started[] = [];
+    for (let slot = 0; slot < of; slot++) {
+      started.push(
+        await procs.spawn(
+          { argv: sleeper, job: 'B', bind: { to: 'core', slot, of, oversubscribed: 2 } },
+          owner,
+        ),
+      );
+    }
+    for (let slot = 0; slot < of; slot++) {
+      const cpu = mine[Math.floor(slot / 2)]!;
+      expect(await cpusOf(started[slot]!.pid), `slot ${slot}`).toEqual([cpu]);
+      expect(started[slot]!.binding).toEqual({
+        cpus: String(cpu),
+        reason: expect.stringMatching(/^bound in blocks of up to 2 consecutive ranks per CPU/),
+      });
+    }
+    const bad = { to: 'core', slot: 0, of: 1, oversubscribed: -1 };
+    expect(spawnRequestProblem({ argv: sleeper, bind: bad })).toBe(
+      'bind.oversubscribed must be a whole number of ranks a CPU >= 0, got -1',
+    );
   });
 
   it('leaves an oversubscribed job, a job told none and a request without binding unbound', async () => {

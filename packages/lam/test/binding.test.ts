@@ -133,6 +133,56 @@ describe('planBinding', () => {
     });
   });
 
+  it('binds an oversubscribed job in blocks of consecutive ranks, one per CPU, when asked', () => {
+    const four = planBinding('core', 4, node([0, 1]), [], 4);
+    expect(four.cpus).toEqual([[0], [0], [1], [1]]);
+    expect(four.reason).toMatch(
+      /^bound in blocks of up to 2 consecutive ranks per CPU: oversubscribed \(4 rank\(s\) here, CPUs 0-1 allowed; lam_bind_oversubscribed 4\)$/,
+    );
+    expect(planBinding('core', 8, node([0, 1]), [], 4).cpus).toEqual([
+      [0],
+      [0],
+      [0],
+      [0],
+      [1],
+      [1],
+      [1],
+      [1],
+    ]);
+    // Uneven: the first CPU takes the larger block.
+    expect(planBinding('core', 5, node([0, 1]), [], 4).cpus).toEqual([[0], [0], [0], [1], [1]]);
+    // Hardware threads: blocks go to separate cores first.
+    expect(planBinding('core', 8, node([0, 1, 2, 3], [], 2), [], 4).cpus).toEqual([
+      [0],
+      [0],
+      [2],
+      [2],
+      [1],
+      [1],
+      [3],
+      [3],
+    ]);
+    // CPUs held by pinned processes or reserved for this launcher's other jobs are left out while
+    // any is free; with none free, nothing is bound.
+    expect(planBinding('core', 3, node([0, 1], [0]), [], 4).cpus).toEqual([[1], [1], [1]]);
+    expect(planBinding('core', 3, node([0, 1]), [1], 4).cpus).toEqual([[0], [0], [0]]);
+    const none = planBinding('core', 3, node([0, 1], [0]), [1], 4);
+    expect(none.cpus).toBeNull();
+    expect(none.reason).toMatch(/^not bound: oversubscribed, no free CPU .*CPU\(s\) 0-1 held/);
+    // More ranks a CPU than asked for, or 0: not bound.
+    const many = planBinding('core', 9, node([0, 1]), [], 4);
+    expect(many.cpus).toBeNull();
+    expect(many.reason).toMatch(
+      /^not bound: oversubscribed, 5 ranks a CPU, more than lam_bind_oversubscribed 4 /,
+    );
+    expect(planBinding('core', 4, node([0, 1]), [], 0).reason).toMatch(
+      /^not bound: oversubscribed \(/,
+    );
+    // Jobs that fit and lam_bind_to none are not affected.
+    expect(planBinding('core', 2, node([0, 1]), [], 4).cpus).toEqual([[0], [1]]);
+    expect(planBinding('none', 4, node([0, 1]), [], 4).cpus).toBeNull();
+  });
+
   it('keeps off CPUs other processes or jobs hold, and binds nothing rather than stack', () => {
     expect(planBinding('core', 1, node([0, 1], [0])).cpus).toEqual([[1]]);
     expect(planBinding('core', 1, node([0, 1]), [1]).cpus).toEqual([[0]]);

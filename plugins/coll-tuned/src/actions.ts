@@ -82,7 +82,10 @@ function allreduceKind(
     // and cheaper in CPU than the ring's 2 (n - 1) steps, see README), the ring on other sizes,
     // where Rabenseifner would first fold whole vectors of the extra ranks.
     if (bytes >= d.allreduceLarge && cuttable) return isPowerOfTwo(size) ? 'rabenseifner' : 'ring';
-    return crowded ? 'reduce_bcast' : 'recursive_doubling';
+    // Crowded on a power of two: recursive doubling all the same, whose first rounds pair
+    // neighbouring ranks, which mpirun's oversubscribed binding puts on one CPU (see
+    // `crowdedBarrier`); on other sizes its folding costs two more latencies.
+    return crowded && !isPowerOfTwo(size) ? 'reduce_bcast' : 'recursive_doubling';
   }
   if (!cuttable || asked === 'recursive_doubling') return 'recursive_doubling';
   return asked;
@@ -196,6 +199,19 @@ function chooseReduceScatter(d: Decisions, store: ScratchStore): ReduceScatter {
 }
 
 /**
+ * The barrier of a crowded communicator. On a power of two, recursive doubling: in round k rank
+ * r swaps with r ^ 2^k, so the first rounds stay within blocks of neighbouring ranks, and mpirun
+ * binds an oversubscribed node's ranks in such blocks, one per CPU (up to
+ * `lam_bind_oversubscribed` ranks a CPU): most wake-ups then stay on their CPU, which costs a fraction of waking a process on
+ * another one. Measured at 8 ranks on 2 vCPUs, tcp rpi, bound in blocks: 128-150 µs against the
+ * tree's 160-213; unbound the two were level (173-198 against 177-196). Other sizes keep the
+ * binomial tree (recursive doubling would fold the extra ranks in two more latencies).
+ */
+function crowdedBarrier(size: number): 'recursive_doubling' | 'tree' {
+  return isPowerOfTwo(size) ? 'recursive_doubling' : 'tree';
+}
+
+/**
  * The collectives tuned provides for a communicator of `size` processes, `crowded` when one of
  * its nodes holds `crowded_ranks` of them or more. Forced algorithms are fixed here; `auto`
  * chooses per call by the buffer's size. Everything else (gather, scatter,
@@ -207,7 +223,8 @@ export function actionsFor(size: number, d: Decisions, crowded = false): CollAct
   const barrier = d.algorithm.barrier;
   const store = new ScratchStore(d.scratchBytes);
   return {
-    barrier: BARRIER[barrier === 'auto' ? (crowded ? 'tree' : 'dissemination') : barrier],
+    barrier:
+      BARRIER[barrier === 'auto' ? (crowded ? crowdedBarrier(size) : 'dissemination') : barrier],
     bcast: chooseBcast(size, d),
     reduce: chooseReduce(d, store),
     allreduce: chooseAllreduce(d, crowded, store),

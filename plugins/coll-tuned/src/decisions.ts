@@ -60,14 +60,18 @@ export const TUNED_PARAMS = {
     default: 30,
     help: 'Priority of the tuned coll module (0-100); above lam_basic (10), so it serves every intracommunicator by default (measured not slower than lam_basic on any collective it provides); lam_basic fills in what it leaves out',
   },
-  barrier_algorithm: algorithmParam('barrier', 'dissemination; tree when crowded (crowded_ranks)'),
+  barrier_algorithm: algorithmParam(
+    'barrier',
+    'dissemination; when crowded (crowded_ranks) recursive_doubling on a power of two, else tree',
+  ),
   bcast_algorithm: algorithmParam(
     'bcast',
     'binomial, scatter_allgather from bcast_large_bytes on more than 2 processes',
   ),
   allreduce_algorithm: algorithmParam(
     'allreduce',
-    'recursive_doubling (reduce_bcast when crowded); from allreduce_large_bytes on, for built-in ' +
+    'recursive_doubling (reduce_bcast when crowded on a size other than a power of two); from ' +
+      'allreduce_large_bytes on, for built-in ' +
       'operators, rabenseifner on a power-of-two size, else ring (user-defined operators never ' +
       'get ring or rabenseifner)',
   ),
@@ -146,8 +150,10 @@ export const TUNED_PARAMS = {
     default: 5,
     help:
       'ranks of a communicator on one node from which auto takes the algorithms with the fewest ' +
-      'messages (tree barrier, reduce_bcast allreduce): where processes outnumber cores, every ' +
-      'message costs CPU time the others wait for (measured: from 8 ranks on 2 cores)',
+      'messages (gather_bcast allgather; tree barrier and reduce_bcast allreduce on sizes other ' +
+      'than powers of two, recursive doubling on powers of two, whose first rounds stay within ' +
+      "the blocks mpirun's oversubscribed binding puts on one CPU): where processes outnumber " +
+      'cores, every message costs CPU time the others wait for (measured: from 8 ranks on 2 cores)',
   },
 } satisfies Record<string, ParamSpec>;
 

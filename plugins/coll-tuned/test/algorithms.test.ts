@@ -276,19 +276,28 @@ describe('the parameter chooses the algorithm (message counts tell them apart)',
     expect(ring).toEqual([10, 10, 10, 10, 10, 10]);
   });
 
-  it('crowded (crowded_ranks on a node): auto takes the tree barrier and reduce_bcast below allreduce_large_bytes', async () => {
-    const a = actionsFor(8, decisions(), true);
-    expect((await sendsOf(8, (c) => a.barrier!(c)))[3]).toBe(1);
-    const small = await sendsOf(8, (c) =>
+  it('crowded (crowded_ranks on a node): on a power of two auto takes recursive doubling, elsewhere the tree barrier and reduce_bcast below allreduce_large_bytes', async () => {
+    // 8 ranks: recursive doubling (log2 8 = 3 swaps each), whose first rounds stay within the
+    // blocks of neighbouring ranks mpirun binds an oversubscribed node's ranks in.
+    const p = actionsFor(8, decisions(), true);
+    expect(await sendsOf(8, (c) => p.barrier!(c))).toEqual([3, 3, 3, 3, 3, 3, 3, 3]);
+    const doubling = await sendsOf(8, (c) =>
+      p.allreduce!(c, new Float64Array(7), new Float64Array(7), SUM),
+    );
+    expect(doubling).toEqual([3, 3, 3, 3, 3, 3, 3, 3]);
+    // 6 ranks: the tree barrier (rank 3 tells its parent, nothing else) and reduce_bcast.
+    const a = actionsFor(6, decisions(), true);
+    expect((await sendsOf(6, (c) => a.barrier!(c)))[3]).toBe(1);
+    const small = await sendsOf(6, (c) =>
       a.allreduce!(c, new Float64Array(7), new Float64Array(7), SUM),
     );
     expect([small[0], small[3]]).toEqual([3, 1]);
-    const large = await sendsOf(8, (c) =>
+    const large = await sendsOf(6, (c) =>
       a.allreduce!(c, new Float64Array(8), new Float64Array(8), SUM),
     );
-    expect(large[3]).toBe(6);
+    expect(large[3]).toBe(10);
     // A user-defined operator above the threshold: still reduce_bcast (vectors whole).
-    const user = await sendsOf(8, (c, r) => a.allreduce!(c, null, affineOf(r, 4), AFFINE));
+    const user = await sendsOf(6, (c, r) => a.allreduce!(c, null, affineOf(r, 4), AFFINE));
     expect(user[3]).toBe(1);
     // Not crowded: dissemination, recursive doubling.
     const b = actionsFor(8, decisions(), false);

@@ -65,8 +65,8 @@ describe('crowded communicators (coll_tuned_crowded_ranks)', () => {
     return actions.barrier?.name;
   };
 
-  it('auto takes the tree barrier once a node holds crowded_ranks ranks, counted per node', async () => {
-    expect(await barrierOn([8])).toBe('barrierTree');
+  it('auto takes recursive doubling (power of two) or the tree barrier once a node holds crowded_ranks ranks, counted per node', async () => {
+    expect(await barrierOn([8])).toBe('barrierRecursiveDoubling');
     expect(await barrierOn([5])).toBe('barrierTree');
     expect(await barrierOn([4])).toBe('barrierDissemination');
     expect(await barrierOn([4, 4])).toBe('barrierDissemination');

@@ -89,6 +89,8 @@ export async function ssiRunner(
   nodes?: readonly string[],
   /** launchJob's `bind` (as mpirun's --bind-to; default none). */
   bind?: 'core' | 'none',
+  /** launchJob's `bindOversubscribed` (mpirun's lam_bind_oversubscribed; default the launcher's). */
+  bindOversubscribed?: number,
 ): Promise<{ run: MpiRunner; info: Record<string, unknown> }> {
   const dist = mpiDist(root);
   const testing = (await import(pathToFileURL(dist.testing).href)) as MpiTesting;
@@ -105,6 +107,7 @@ export async function ssiRunner(
       env: { SSI_BENCH_MPI_URL: pathToFileURL(dist.index).href, ...env },
       nodes,
       bind,
+      ...(bindOversubscribed !== undefined ? { bindOversubscribed } : {}),
       timeoutMs,
       label: `${program} (np ${np})`,
     });
@@ -115,7 +118,11 @@ export async function ssiRunner(
     if (r.bindings) bindingSeen.add(describeBindings(np, r.bindings));
     return r.stdout[0] ?? '';
   };
-  const where = { ...(nodes ? { nodes } : {}), ...(bind ? { bind } : {}) };
+  const where = {
+    ...(nodes ? { nodes } : {}),
+    ...(bind ? { bind } : {}),
+    ...(bindOversubscribed !== undefined ? { bindOversubscribed } : {}),
+  };
   const info: Record<string, unknown> = { program: file, mpi: dist.index, ssi, ...where };
   if (bind)
     Object.defineProperty(info, 'bindings', { get: () => [...bindingSeen], enumerable: true });

@@ -6,6 +6,7 @@ import {
   iterations,
   nodeAddresses,
   ompiFlags,
+  oversubscribedBindingOf,
   parseDriverLine,
   parseDriverOutput,
   parseYieldWhenIdle,
@@ -61,6 +62,20 @@ describe('coll benchmark: plan, driver output, tables', () => {
       mpi_base_yield_every: 0,
     });
     expect(ssiParams('lam_basic')).toEqual({ rpi: 'tcp', coll: 'lam_basic' });
+    // <module>/unblocked: the module with its oversubscribed ranks unbound (else blocks per CPU)
+    expect(planColl(['--coll', 'tuned,tuned/unblocked']).columns).toEqual([
+      'ssi:tuned',
+      'ssi:tuned/unblocked',
+      'ompi',
+    ]);
+    expect(ssiParams('tuned/unblocked:barrier_algorithm=tree')).toEqual({
+      rpi: 'tcp',
+      coll: 'tuned',
+      coll_tuned_barrier_algorithm: 'tree',
+    });
+    expect(oversubscribedBindingOf('tuned/unblocked:barrier_algorithm=tree')).toBe(0);
+    expect(oversubscribedBindingOf('tuned:barrier_algorithm=tree')).toBeUndefined();
+    expect(oversubscribedBindingOf('lam_basic/nopoll')).toBeUndefined();
     // <module>:<param>=<value>: the module with its own parameters set, one column per spec
     expect(planColl(['--coll', 'tuned,tuned:bcast_algorithm=binomial']).columns).toEqual([
       'ssi:tuned',

@@ -1,4 +1,4 @@
-import { bindPolicy } from '@ssi/lam';
+import { bindPolicy, oversubscribedBinding } from '@ssi/lam';
 import { deferredCaCertsEnv, discoveryHandoverEnv, type JobRecord } from '@ssi/mpi';
 import { createCliContext, reportProblems } from '../cli-context';
 import { readAppSchema } from '../mpirun/app-schema';
@@ -42,6 +42,7 @@ export async function main(argv: string[]): Promise<number> {
   reportProblems(ctx);
   await checkSettings(ctx, (line) => say(`mpirun: ${line}`)); // typos and bad values: once, first
   const bindTo = bindPolicy(ctx.params);
+  const bindOversubscribed = oversubscribedBinding(ctx.params);
   for (const part of parts) commandFor(part.argv, process.cwd()); // a missing program fails here
   const tsNotes = await compileTsPrograms(
     parts.map((p) => p.argv),
@@ -74,7 +75,7 @@ export async function main(argv: string[]): Promise<number> {
       placements,
       jobId: newJobId(universe.client),
       record: recordOf(placements, ssiEnv),
-      job: { ssiEnv, noWait, prefix, verbose, say, bindTo },
+      job: { ssiEnv, noWait, prefix, verbose, say, bindTo, bindOversubscribed },
       // Module discovery once per job: the ranks read only the module packages mpirun found.
       rankEnv: {
         ...forwardedEnv(ctx.params),

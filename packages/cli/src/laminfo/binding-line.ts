@@ -4,6 +4,7 @@ import {
   findTaskset,
   formatCpuList,
   type NodeCpus,
+  oversubscribedBinding,
   planBinding,
   readNodeCpus,
 } from '@ssi/lam';
@@ -29,5 +30,19 @@ export function bindingSummary(ctx: SsiContext, node: NodeCpus = readNodeCpus())
   let fits = 0;
   while (fits < node.allowed.length && planBinding(policy, fits + 1, node).cpus) fits++;
   const tool = findTaskset() ? '' : '; taskset not found: nothing can be bound';
-  return `${policy} (lam_bind_to, ${source}); ${here}; a job of up to ${fits} rank(s) here is bound${tool}`;
+  return `${policy} (lam_bind_to, ${source}); ${here}; a job of up to ${fits} rank(s) here is bound a CPU each, one of more ranks than CPUs ${oversubscribedSummary(ctx)}${tool}`;
+}
+
+/** How a job larger than the node's free CPUs is bound (`lam_bind_oversubscribed`). */
+function oversubscribedSummary(ctx: SsiContext): string {
+  let how: ReturnType<typeof oversubscribedBinding>;
+  try {
+    how = oversubscribedBinding(ctx.params);
+  } catch (err) {
+    return `(${(err as Error).message})`;
+  }
+  const source = ctx.params.lookup('lam_bind_oversubscribed').source;
+  const what =
+    how > 0 ? `in blocks of consecutive ranks, one per CPU, up to ${how} a CPU` : 'not at all';
+  return `${what} (lam_bind_oversubscribed ${how}, ${source})`;
 }

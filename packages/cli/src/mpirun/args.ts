@@ -15,7 +15,9 @@ Node, .ts/.mts/.cts programs directly through tsx, anything else as a command.
   -nw              do not wait: start the job and exit (rank 0 takes mpirun's part)
   --no-prefix      forward output as is, without the [rank] prefix on every line
   --bind-to core|none  bind each rank to a core of its own where its node has enough free
-                   cores (default core: none when oversubscribed), or never (--ssi lam_bind_to)
+                   cores (default core; oversubscribed: consecutive ranks in blocks, one block
+                   per CPU, up to --ssi lam_bind_oversubscribed N (4) a CPU), or never
+                   (--ssi lam_bind_to)
   -v               say what is started where (and bound to which CPU)
 An application schema has one line per program: [nodes] [-np N] [-x ...] [-wd dir] program [args]
 (# starts a comment).

@@ -18,6 +18,8 @@ export interface JobOptions {
    * job's ranks on it (`planBinding` of @ssi/lam) and says what it chose.
    */
   bindTo?: BindPolicy;
+  /** A node with more of the job's ranks than CPUs: bind them in blocks or not (lam_bind_oversubscribed). */
+  bindOversubscribed?: number;
   /**
    * mpirun-side code of the job (crlam modules, tools) gets the job control channel here, before
    * any rank starts: `control.on(type, (rank, payload) => reply)`, `control.send(rank | 'all',
@@ -167,7 +169,12 @@ export async function runJob(
     const onThisNode = p.node.id === client.address.node;
     const argv = opts.argvOf?.(p.rank) ?? commandFor(p.part.argv, process.cwd(), onThisNode);
     // `job` lets the lamd remove the job's shared-memory segments once its last rank here exits.
-    const bind = { to: opts.bindTo ?? 'none', slot: slots[p.rank]!, of: perNode.get(p.node.id)! };
+    const bind = {
+      to: opts.bindTo ?? 'none',
+      slot: slots[p.rank]!,
+      of: perNode.get(p.node.id)!,
+      oversubscribed: opts.bindOversubscribed ?? 0,
+    };
     r.proc = await client.spawn(p.node.id, {
       argv,
       cwd,

@@ -13,3 +13,17 @@ export function bindPolicy(params: ParamRegistry): BindPolicy {
     `lam_bind_to (mpirun --bind-to) is "${value}"; expected one of: ${BIND_POLICIES.join(', ')}`,
   );
 }
+
+/**
+ * `lam_bind_oversubscribed` checked: up to how many ranks a CPU an oversubscribed job is bound in
+ * blocks (0: never), or an error naming the value.
+ */
+export function oversubscribedBinding(params: ParamRegistry): number {
+  registerLamParams(params);
+  const value = Number(params.get('lam_bind_oversubscribed'));
+  if (Number.isInteger(value) && value >= 0) return value;
+  throw new SsiError(
+    'BAD_PARAM',
+    `lam_bind_oversubscribed is "${params.get('lam_bind_oversubscribed')}"; expected a whole number of ranks a CPU >= 0 (0: never bind an oversubscribed job)`,
+  );
+}

@@ -10,6 +10,11 @@ export interface BindRequest {
   slot: number;
   /** How many processes of the job this node runs. */
   of: number;
+  /**
+   * More processes here than CPUs: bind them in blocks of consecutive slots, one per CPU, when
+   * that puts at most this many on a CPU (`lam_bind_oversubscribed`); 0 or absent: not bound.
+   */
+  oversubscribed?: number;
 }
 
 /** What a started process got. */
@@ -87,6 +92,12 @@ export class JobBinder {
 
   private newPlan(req: BindRequest): BindPlan {
     if (req.to === 'none') return planBinding('none', req.of, { allowed: [], cores: [], held: [] });
-    return planBinding(req.to, req.of, this.nodeCpus(), this.reservedCpus());
+    return planBinding(
+      req.to,
+      req.of,
+      this.nodeCpus(),
+      this.reservedCpus(),
+      req.oversubscribed ?? 0,
+    );
   }
 }

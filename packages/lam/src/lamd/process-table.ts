@@ -249,5 +249,8 @@ function bindRequestProblem(value: unknown): string | undefined {
   if (!Number.isInteger(of) || of < 1) return 'bind.of must be a positive integer (processes here)';
   if (!Number.isInteger(slot) || slot < 0 || slot >= of)
     return `bind.slot must be an integer from 0 to bind.of - 1 (${of - 1}), got ${JSON.stringify(slot)}`;
+  const over = b.oversubscribed;
+  if (over !== undefined && !(Number.isInteger(over) && (over as number) >= 0))
+    return `bind.oversubscribed must be a whole number of ranks a CPU >= 0, got ${JSON.stringify(over)}`;
   return undefined;
 }

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type Server, type Socket } from 'node:net';
 import { hostname } from 'node:os';
 import { ENV_PREFIX } from '@ssi/core';
-import { type Binding, type BindPolicy, JobBinder } from '@ssi/lam';
+import { type Binding, type BindPolicy, JobBinder, LAM_PARAMS } from '@ssi/lam';
 import { parseControlUp } from '../control/control-protocol';
 import { HubControl } from '../control/hub-control';
 import { JOB_ENV } from '../job-runtime';
@@ -35,6 +35,12 @@ export interface LaunchOptions {
    * says, so they are planned as one node.
    */
   bind?: BindPolicy;
+  /**
+   * With `bind`, a job of more ranks than this machine's CPUs: in blocks of consecutive ranks
+   * per CPU when that puts at most this many on a CPU, else unbound (mpirun's
+   * lam_bind_oversubscribed; default as mpirun's; 0: never).
+   */
+  bindOversubscribed?: number;
   /** Kill everything and fail after this long (default 60 s). */
   timeoutMs?: number;
   cwd?: string;
@@ -274,7 +280,13 @@ export async function launchJob(options: LaunchOptions): Promise<JobResult> {
     };
     const bound = binder.bind(
       jobId,
-      options.bind && { to: options.bind, slot: rank, of: np },
+      options.bind && {
+        to: options.bind,
+        slot: rank,
+        of: np,
+        oversubscribed:
+          options.bindOversubscribed ?? (LAM_PARAMS.lam_bind_oversubscribed.default as number),
+      },
       [process.execPath, ...(options.execArgv ?? []), options.program, ...(options.args ?? [])],
       { path: process.env.PATH ?? '', cwd: options.cwd ?? process.cwd() },
     );

@@ -29,7 +29,8 @@ Collective operations on N processes of this machine, columns measured in the sa
 same loop (a barrier, then many calls back to back, timed on every rank):
   ssi     @ssi/mpi with --ssi rpi tcp --ssi coll <module> (launchJob of @ssi/mpi/testing), one
           column per module of --coll (default lam_basic); ranks bound as mpirun binds them
-          (--bind core: a CPU each when they fit on free CPUs, none when oversubscribed)
+          (--bind core: a CPU each when they fit on free CPUs, blocks of consecutive ranks per
+          CPU when oversubscribed)
   ompi    Open MPI: tools/bench/c/coll.c compiled with mpicc, run with mpirun --mca pml ob1
           --mca btl tcp,self --mca btl_tcp_if_include lo (TCP on loopback), with Open MPI's
           default collective algorithms (its tuned module's decisions) and its default binding
@@ -42,8 +43,9 @@ for the JIT of fresh Node processes; a quarter of a pass for the large ones), in
 the Node driver's warm-up of a latency operation also lasts at least 500 ms (not with --quick);
 before it, a rehearsal of up to 200 calls and the driver's own bcast and gather (see README).
 Repetitions are interleaved: round r runs every column once for every process count.
-More processes than CPUs oversubscribe the machine (8 on 2 CPUs): both columns alike; nothing
-is bound then.
+More processes than CPUs oversubscribe the machine (8 on 2 CPUs): both columns alike; Open MPI's
+ranks are not bound then, the ssi columns' are in blocks of consecutive ranks per CPU, as mpirun
+binds them (a <module>/unblocked column: not bound either).
 
 operations (--ops):
   barrier      MPI_Barrier / comm.barrier()
@@ -75,6 +77,8 @@ options:
   --coll LIST    coll modules of the ssi columns, one column each (default lam_basic; e.g.
                  tuned,lam_basic); <module>/nopoll: that module with --ssi mpi_base_poll_us 0
                  --ssi mpi_base_yield_every 0 (no polling while MPI waits, as before issue 18);
+                 <module>/unblocked: that module with its ranks unbound where they outnumber the
+                 CPUs (mpirun's --ssi lam_bind_oversubscribed 0; default: blocks per CPU);
                  <module>:<param>=<value>[:...]: that module with --ssi coll_<module>_<param>
                  <value> (e.g. tuned:bcast_algorithm=binomial), one column per setting
   --only LIST    run only some of the columns: ssi,ompi (default both)
@@ -279,13 +283,23 @@ export function nodeAddresses(nodes: number): string[] | undefined {
 }
 
 const NOPOLL = '/nopoll';
+const UNBLOCKED = '/unblocked';
 
 /**
- * A column's module spec: `<module>[/nopoll][:<param>=<value>]...`, e.g.
+ * A column's module spec: `<module>[/nopoll|/unblocked][:<param>=<value>]...`, e.g.
  * `tuned:bcast_algorithm=binomial`. Each `<param>` is the module's own (`coll_<module>_<param>`),
  * so one run can set a module against itself with another algorithm forced.
  */
-export const COLUMN_SPEC = /^[a-z][a-z0-9_]*(\/nopoll)?(:[a-z][a-z0-9_]*=[A-Za-z0-9_.-]+)*$/;
+export const COLUMN_SPEC =
+  /^[a-z][a-z0-9_]*(\/nopoll|\/unblocked)?(:[a-z][a-z0-9_]*=[A-Za-z0-9_.-]+)*$/;
+
+/**
+ * How a column's ranks are bound where they outnumber the CPUs: `<module>/unblocked` not at all
+ * (as before lam_bind_oversubscribed), else in blocks per CPU, as mpirun binds them.
+ */
+export function oversubscribedBindingOf(spec: string): number | undefined {
+  return spec.split(':')[0]!.endsWith(UNBLOCKED) ? 0 : undefined;
+}
 
 /** The SSI parameters of an ssi column (`--ssi rpi tcp --ssi coll <module>` and its settings). */
 export function ssiParams(
@@ -293,11 +307,12 @@ export function ssiParams(
   rpi: 'tcp' | 'sm' = 'tcp',
 ): Record<string, string | number> {
   const [named, ...settings] = spec.split(':');
-  const module = named!.endsWith(NOPOLL) ? named!.slice(0, -NOPOLL.length) : named!;
+  const module = named!.replace(/\/.*$/, '');
   const params: Record<string, string | number> = { rpi, coll: module };
   // `<module>/nopoll`: the same module with the progress engine's polling and yields off (the
   // event loop sleeps at every wait, as before issue 18), to measure what polling gains.
-  if (named !== module) Object.assign(params, { mpi_base_poll_us: 0, mpi_base_yield_every: 0 });
+  if (named!.endsWith(NOPOLL))
+    Object.assign(params, { mpi_base_poll_us: 0, mpi_base_yield_every: 0 });
   for (const setting of settings) {
     const [name, value] = setting.split('=');
     params[`coll_${module}_${name}`] = value!;
@@ -407,7 +422,7 @@ export function planColl(args: string[]): CollPlan {
   for (const m of modules)
     if (!COLUMN_SPEC.test(m))
       throw new Error(
-        `--coll: "${m}" is not a coll module name, optionally with /nopoll and :<param>=<value> settings (e.g. tuned,lam_basic,lam_basic/nopoll,tuned:bcast_algorithm=binomial)`,
+        `--coll: "${m}" is not a coll module name, optionally with /nopoll or /unblocked and :<param>=<value> settings (e.g. tuned,lam_basic,lam_basic/nopoll,tuned/unblocked,tuned:bcast_algorithm=binomial)`,
       );
   const columns: CollColumn[] = [
     ...(only.includes('ssi') ? modules.map(ssiColumn) : []),
@@ -639,6 +654,7 @@ export const collCommand: BenchCommand = {
             {},
             nodeAddresses(plan.nodes),
             plan.bind,
+            oversubscribedBindingOf(moduleOf(c)),
           );
           runners[c] = t.run;
           info[c] = t.info;
@@ -724,7 +740,7 @@ export const collCommand: BenchCommand = {
               ' / ',
             )}; Open MPI ${String(info.ompi ? (info.ompi as { version: string }).version : '-')}: ` +
           'ob1, tcp BTL on lo, default collectives)' +
-          `\n(binding: ${plan.bind === 'core' ? "each launcher's default: ssi a CPU each where the ranks fit on free CPUs (else none), Open MPI core at np <= 2 (none when oversubscribed)" : 'none in both columns (Open MPI --bind-to none)'})`,
+          `\n(binding: ${plan.bind === 'core' ? `each launcher's default: ssi a CPU each where the ranks fit on free CPUs (oversubscribed: consecutive ranks in blocks, one per CPU; <module>/unblocked: none), Open MPI core at np <= 2 (none when oversubscribed)` : 'none in both columns (Open MPI --bind-to none)'})`,
       );
       const got = new Set(
         columns.flatMap((c) => ((info[c] as { bindings?: string[] })?.bindings ?? []) as string[]),
