@@ -202,8 +202,8 @@ function chooseReduceScatter(d: Decisions, store: ScratchStore): ReduceScatter {
  * The barrier of a crowded communicator. On a power of two, recursive doubling: in round k rank
  * r swaps with r ^ 2^k, so the first rounds stay within blocks of neighbouring ranks, and mpirun
  * binds an oversubscribed node's ranks in such blocks, one per CPU (up to
- * `lam_bind_oversubscribed` ranks a CPU): most wake-ups then stay on their CPU, which costs a fraction of waking a process on
- * another one. Measured at 8 ranks on 2 vCPUs, tcp rpi, bound in blocks: 128-150 µs against the
+ * `lam_bind_oversubscribed` ranks a CPU): most wake-ups then stay on their CPU, which costs a
+ * fraction of waking a process on another one. Measured at 8 ranks on 2 vCPUs, tcp rpi, bound in blocks: 128-150 µs against the
  * tree's 160-213; unbound the two were level (173-198 against 177-196). Other sizes keep the
  * binomial tree (recursive doubling would fold the extra ranks in two more latencies).
  */
