@@ -38,7 +38,7 @@ export const LAM_PARAMS = {
   lam_bind_to: {
     type: 'string',
     default: 'core',
-    help: 'Binding of the ranks mpirun starts (mpirun --bind-to): "core" binds each rank of a job to a core (or hardware thread) of its own when the node has that many CPUs free, none when the node is oversubscribed or its CPUs are held by other pinned processes; "none" never binds',
+    help: 'Binding of the ranks mpirun starts (mpirun --bind-to): "core" binds each rank of a job to a core (or hardware thread) of its own when the node has that many CPUs free, not when its CPUs are held by other pinned processes; a node with more ranks of the job than CPUs: see lam_bind_oversubscribed; "none" never binds',
   },
   lam_bind_oversubscribed: {
     type: 'int',
