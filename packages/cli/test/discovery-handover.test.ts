@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { sessionUser } from '@ssi/lam';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startCli, waitChild, waitFor } from '../src/testing';
 
 /**
@@ -13,7 +13,12 @@ import { startCli, waitChild, waitFor } from '../src/testing';
  * ranks its result (SSI_DISCOVERY_HANDOVER); the ranks say so under mpi_verbose 1, and a module
  * installed beside the program (found through the hand-over) is opened in every rank.
  */
-const work = mkdtempSync(join(tmpdir(), 'ssi-handover-cli-test-'));
+// Made in a hook, not when the file loads: a run filtered with -t that skips every test here
+// runs no hook, and would leave the directory behind.
+let work = '';
+beforeAll(() => {
+  work = mkdtempSync(join(tmpdir(), 'ssi-handover-cli-test-'));
+});
 const live = new Set<ChildProcess>();
 const startedPids = new Set<number>();
 const cleanEnv = Object.fromEntries(

@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type CheckpointOutcome, parseEvent } from '../src/mpirun/checkpoint-protocol';
 import { type CheckpointHandler, CheckpointRequestServer } from '../src/mpirun/checkpoint-requests';
 import {
@@ -22,8 +22,13 @@ import { runCli, waitChild, waitFor } from '../src/testing';
  */
 // A private TMPDIR for the whole file: the stale sockets and aliases it stages must not be swept
 // by another mpirun of this user starting meanwhile (and it never touches theirs).
-const fileTmp = mkdtempSync(join(tmpdir(), 'ssi-lamcheckpoint-test-'));
-process.env.TMPDIR = fileTmp;
+// Made in a hook, not when the file loads: a run filtered with -t that skips every test here
+// runs no hook, and would leave the directory behind.
+let fileTmp = '';
+beforeAll(() => {
+  fileTmp = mkdtempSync(join(tmpdir(), 'ssi-lamcheckpoint-test-'));
+  process.env.TMPDIR = fileTmp;
+});
 afterAll(() => rmSync(fileTmp, { recursive: true, force: true }));
 
 let server: CheckpointRequestServer | undefined;

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { isProcessAlive, sessionUser } from '@ssi/lam';
 import { conformanceProgram, jobsProgram } from '@ssi/mpi/testing';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startCli, waitChild, waitFor } from '../src/testing';
 
 /**
@@ -14,7 +14,12 @@ import { startCli, waitChild, waitFor } from '../src/testing';
  */
 const fixtures = resolve(import.meta.dirname, 'fixtures');
 const job = jobsProgram;
-const work = mkdtempSync(join(tmpdir(), 'ssi-mpirun-test-'));
+// Made in a hook, not when the file loads: a run filtered with -t that skips every test here
+// runs no hook, and would leave the directory behind.
+let work = '';
+beforeAll(() => {
+  work = mkdtempSync(join(tmpdir(), 'ssi-mpirun-test-'));
+});
 const SUFFIX = `mpirun-test-${process.pid}`;
 const live = new Set<ChildProcess>();
 /** Every command this file started: an mpirun's private universe is named after its pid. */
