@@ -72,6 +72,25 @@ function probe(cacheSetting: string | null): Probe {
 
 const cacheStates = (p: Probe) => [...new Set(p.bundles.map((b) => b.codeCache))];
 
+/** Builds a start-up snapshot holding the bundles of `packages` into `blob` (fails loudly). */
+function buildSnapshot(blob: string, packages: { name: string; dist: string }[]): void {
+  const builder = join(repo, 'packages/core/scripts/startup-snapshot.cjs');
+  const built = spawnSync(
+    process.execPath,
+    ['--snapshot-blob', blob, '--build-snapshot', builder],
+    {
+      env: {
+        ...process.env,
+        SSI_CODE_CACHE: 'off',
+        SSI_SNAPSHOT_PACKAGES: JSON.stringify(packages),
+      },
+      encoding: 'utf8',
+      timeout: 60_000,
+    },
+  );
+  expect(built.status, built.stderr).toBe(0);
+}
+
 describe('start-up bundles', () => {
   it('load each package once per process, shared by the MPI layer and the plugins', () => {
     const seen = probe('off');
@@ -135,7 +154,6 @@ describe('start-up bundles', () => {
  * process started from it has the bundles loaded already, and behaves as one that loaded them.
  */
 describe('start-up snapshot', () => {
-  const builder = join(repo, 'packages/core/scripts/startup-snapshot.cjs');
   /** BUNDLED with sockopt (which rpi-tcp imports), each after the packages it requires. */
   const SNAPSHOT = ['packages/core', 'packages/sockopt', ...BUNDLED.slice(1)];
   const packages = SNAPSHOT.map((d) => ({
@@ -145,20 +163,7 @@ describe('start-up snapshot', () => {
 
   it('starts a process with every bundle loaded, one copy each, and imports through them', () => {
     const blob = join(work, 'startup.blob');
-    const built = spawnSync(
-      process.execPath,
-      ['--snapshot-blob', blob, '--build-snapshot', builder],
-      {
-        env: {
-          ...process.env,
-          SSI_CODE_CACHE: 'off',
-          SSI_SNAPSHOT_PACKAGES: JSON.stringify(packages),
-        },
-        encoding: 'utf8',
-        timeout: 60_000,
-      },
-    );
-    expect(built.status, built.stderr).toBe(0);
+    buildSnapshot(blob, packages);
     const program = join(work, 'probe.mjs');
     // The probe, and an import() the core bundle makes (a module's entry, as MPI.init loads it).
     writeFileSync(
@@ -239,20 +244,7 @@ console.log(JSON.stringify({ module: m.name, inSnapshot, argv: process.argv.slic
       { name: '@ssi/core', dist: coreDist },
       { name: 'fake-coll', dist },
     ];
-    const built = spawnSync(
-      process.execPath,
-      ['--snapshot-blob', blob, '--build-snapshot', builder],
-      {
-        env: {
-          ...process.env,
-          SSI_CODE_CACHE: 'off',
-          SSI_SNAPSHOT_PACKAGES: JSON.stringify(packages),
-        },
-        encoding: 'utf8',
-        timeout: 60_000,
-      },
-    );
-    expect(built.status, built.stderr).toBe(0);
+    buildSnapshot(blob, packages);
     const program = join(work, 'open-module.mjs');
     writeFileSync(
       program,
