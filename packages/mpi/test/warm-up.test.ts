@@ -1,46 +1,26 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { RollbackLog } from '../src/cr/rollback-log';
-import { ANY_SOURCE, ANY_TAG, MPI, type Mpi } from '../src/index';
+import { ANY_SOURCE, ANY_TAG } from '../src/index';
 import { within } from '../src/testing/checks';
 import { warmUpMessagePaths } from '../src/warm-up';
-import { loopRpi, soloRuntime } from './helpers/loop-rpi';
+import { soloMpiSaying } from './helpers/loop-rpi';
 
 /**
  * `mpi_base_warm_up` (on by default): MPI.init runs the message paths once on COMM_SELF
  * (`warm-up.ts`) and leaves nothing behind for the program. In one process (sends to self never
  * leave it); `warm-up-off.test.ts` has the parameter at 0.
  */
-let mpi: Mpi;
-const said: string[] = [];
-
-beforeAll(async () => {
-  const spy = vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => {
-    said.push(String(chunk));
-    return true;
-  });
-  try {
-    mpi = await MPI.init({
-      runtime: soloRuntime().runtime,
-      modules: [loopRpi().module],
-      ssi: { rpi: 'loop', mpi_verbose: 10, mpi_base_abort_on_unhandled: 0 },
-      searchFrom: [],
-    });
-  } finally {
-    spy.mockRestore();
-  }
-});
-afterAll(async () => {
-  if (!MPI.finalized()) await mpi?.finalize();
-});
+const solo = soloMpiSaying({ mpi_verbose: 10, mpi_base_abort_on_unhandled: 0 });
+const said = solo.said;
 
 describe('the warm-up of MPI.init', () => {
   it('ran, and says so at mpi_verbose 10', () => {
-    expect(mpi.params.get('mpi_base_warm_up')).toBe(true);
+    expect(solo.mpi().params.get('mpi_base_warm_up')).toBe(true);
     expect(said.join('')).toMatch(/rehearsed the message paths: 3 messages to itself/);
   });
 
   it('leaves no message and no posted receive on COMM_SELF', async () => {
-    const self = mpi.COMM_SELF;
+    const self = solo.mpi().COMM_SELF;
     expect(self.iprobe(ANY_SOURCE, ANY_TAG)).toBeUndefined();
     // A posted receive left by the warm-up would take this message instead of the program's.
     await self.send(new Uint8Array([42]), 0, 0);
@@ -55,7 +35,7 @@ describe('the warm-up of MPI.init', () => {
   });
 
   it("stays out of a crmpi module's rollback log (no warm-up then)", async () => {
-    const self = mpi.COMM_SELF;
+    const self = solo.mpi().COMM_SELF;
     const engine = self.host.engine;
     const lines: string[] = [];
     const verbose = { log: (_level: number, line: string) => lines.push(line) };
@@ -63,7 +43,7 @@ describe('the warm-up of MPI.init', () => {
     try {
       // A request left open keeps the rank from being quiet: the log keeps what it saw.
       const pending = self.irecv(new Uint8Array(1), 0, 99);
-      await warmUpMessagePaths(self, mpi.params, verbose as never);
+      await warmUpMessagePaths(self, solo.mpi().params, verbose as never);
       expect(engine.crLog.sends).toHaveLength(0);
       expect(engine.crLog.recvs).toHaveLength(0);
       expect(lines).toEqual(['no warm-up of the message paths: a crmpi module is selected']);
@@ -72,7 +52,7 @@ describe('the warm-up of MPI.init', () => {
     } finally {
       engine.crLog = null;
     }
-    await warmUpMessagePaths(self, mpi.params, verbose as never); // without one it runs again
+    await warmUpMessagePaths(self, solo.mpi().params, verbose as never); // without one it runs again
     expect(lines.at(-1)).toMatch(/rehearsed the message paths/);
     expect(self.iprobe(ANY_SOURCE, ANY_TAG)).toBeUndefined();
   });

@@ -1,5 +1,5 @@
 import type { SsiModule } from '@ssi/core';
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, beforeAll, vi } from 'vitest';
 import type { Mpi, Proc, RpiActions, RpiHost, RpiModule, RpiRequest } from '../../src/index';
 import { MPI, RankControl, ReqType } from '../../src/index';
 import type { JobRuntime } from '../../src/job-runtime';
@@ -120,4 +120,36 @@ export function soloMpiOverLoop(
     if (!MPI.finalized()) await mpi?.finalize();
   });
   return { mpi: () => mpi!, loop };
+}
+
+/**
+ * `soloMpi` whose MPI.init output on stderr (its verbose lines) is kept in `said` instead of
+ * printed, for tests of what MPI.init says.
+ */
+export function soloMpiSaying(ssi: Record<string, string | number> = {}): {
+  mpi: () => Mpi;
+  said: string[];
+} {
+  const said: string[] = [];
+  let mpi: Mpi | undefined;
+  beforeAll(async () => {
+    const spy = vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => {
+      said.push(String(chunk));
+      return true;
+    });
+    try {
+      mpi = await MPI.init({
+        runtime: soloRuntime().runtime,
+        modules: [loopRpi().module],
+        ssi: { rpi: 'loop', ...ssi },
+        searchFrom: [],
+      });
+    } finally {
+      spy.mockRestore();
+    }
+  });
+  afterAll(async () => {
+    if (!MPI.finalized()) await mpi?.finalize();
+  });
+  return { mpi: () => mpi!, said };
 }
