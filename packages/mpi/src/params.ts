@@ -19,8 +19,18 @@ export const MPI_BASE_PARAMS = {
   },
   mpi_base_poll_oversubscribed_us: {
     type: 'int',
+    default: 50,
+    help: 'The polling window used instead of mpi_base_poll_us when the job has more ranks on this node than cores (oversubscribed), unless mpi_base_poll_us is set explicitly. Every polling turn there gives the CPU away (sched_yield, mpi_base_poll_yield), so the ranks sharing a core take turns instead of sleeping; without yields (no @ssi/sched addon, or mpi_base_poll_yield 0) polling holds the core a peer needs, and the window is 0 (sleep at once) unless this is set explicitly',
+  },
+  mpi_base_poll_yield: {
+    type: 'boolean',
+    default: true,
+    help: 'On an oversubscribed node, polling turns give the CPU away (sched_yield through the native addon of @ssi/sched); 0: they do not, and the oversubscribed window is 0 unless mpi_base_poll_oversubscribed_us is set explicitly',
+  },
+  mpi_base_poll_shared_us: {
+    type: 'int',
     default: 0,
-    help: 'The polling window used instead of mpi_base_poll_us when the job has more ranks on this node than cores (oversubscribed: a spinning rank would take the core its peer needs), or when this process waits for a CPU half as long as it runs (other programs keep the cores busy; Linux schedstat, else the load average >= cores) and is not bound to one CPU (read again every 250 ms), unless mpi_base_poll_us is set explicitly',
+    help: 'The polling window used instead of mpi_base_poll_us when this process waits for a CPU half as long as it runs (other programs keep the cores busy; Linux schedstat, else the load average >= cores) and is not bound to one CPU (read again every 250 ms), unless mpi_base_poll_us is set explicitly; 0: sleep at once (a rank stacked on a busy CPU is woken faster than it polls)',
   },
   mpi_base_yield_every: {
     type: 'int',

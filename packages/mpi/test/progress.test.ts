@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
 import { FastYield } from '../src/progress/fast-yield';
-import { choosePolling, cpuPool } from '../src/progress/poll-policy';
+import { choosePolling, cpuPool, type PollInputs, yieldingHere } from '../src/progress/poll-policy';
 import { RunDelay, readSchedstat } from '../src/progress/run-delay';
 import { RECHECK_MS, TRANSFER_BYTES_PER_US, WaitPoller } from '../src/progress/wait-poller';
 
@@ -9,10 +9,13 @@ import { RECHECK_MS, TRANSFER_BYTES_PER_US, WaitPoller } from '../src/progress/w
 
 describe('choosePolling', () => {
   /** 2 ranks on a quiet 2-core node, unbound, mpi_base_poll_us 100 by default. */
-  const base = {
+  const base: PollInputs = {
     requestedUs: 100,
     explicit: false,
-    oversubscribedUs: 0,
+    oversubscribedUs: 50,
+    oversubscribedExplicit: false,
+    sharedUs: 0,
+    yielding: { ok: true },
     nodeRanks: 2,
     cores: 2,
     load: 0.5,
@@ -26,22 +29,63 @@ describe('choosePolling', () => {
     expect(c.reason).toContain('polls 100 µs per wait');
   });
 
-  it('backs off to mpi_base_poll_oversubscribed_us with more ranks than cores', () => {
+  it('polls mpi_base_poll_oversubscribed_us with yields with more ranks than cores', () => {
     const c = choosePolling({ ...base, nodeRanks: 8 });
-    expect(c).toMatchObject({ budgetUs: 0, oversubscribed: true });
-    expect(c.reason).toContain('never polls');
-    expect(c.reason).toContain('oversubscribed (8 ranks on 2 cores)');
+    expect(c).toMatchObject({ budgetUs: 50, oversubscribed: true, yields: true });
+    expect(c.reason).toContain('polls 50 µs per wait, giving the CPU away at every turn');
+    expect(c.reason).toContain(
+      'oversubscribed (8 ranks on 2 cores): mpi_base_poll_oversubscribed_us 50 with yields',
+    );
     expect(choosePolling({ ...base, nodeRanks: 3, oversubscribedUs: 20 }).budgetUs).toBe(20);
     // bound or not: the job's own ranks share the cores
-    expect(choosePolling({ ...base, nodeRanks: 3, allowedCpus: 1 }).budgetUs).toBe(0);
+    expect(choosePolling({ ...base, nodeRanks: 3, allowedCpus: 1 })).toMatchObject({
+      budgetUs: 50,
+      yields: true,
+    });
+    // a window of 0 polls nothing, so nothing yields
+    const none = choosePolling({ ...base, nodeRanks: 3, oversubscribedUs: 0 });
+    expect(none).toMatchObject({ budgetUs: 0, yields: false });
+    expect(none.reason).toContain('never polls');
+    // busy cores as well: oversubscription decides
+    expect(choosePolling({ ...base, nodeRanks: 4, contention: 2 })).toMatchObject({
+      budgetUs: 50,
+      yields: true,
+      shared: true,
+    });
+  });
+
+  it('sleeps at once when oversubscribed without yields, unless the window was set', () => {
+    const noAddon = { ok: false as const, reason: 'the @ssi/sched native addon is not built' };
+    const c = choosePolling({ ...base, nodeRanks: 8, yielding: noAddon });
+    expect(c).toMatchObject({ budgetUs: 0, oversubscribed: true, yields: false });
+    expect(c.reason).toContain('never polls');
+    expect(c.reason).toContain(
+      'mpi_base_poll_oversubscribed_us 0 without yields (the @ssi/sched native addon is not built)',
+    );
+    const set = choosePolling({
+      ...base,
+      nodeRanks: 8,
+      yielding: noAddon,
+      oversubscribedUs: 30,
+      oversubscribedExplicit: true,
+    });
+    expect(set).toMatchObject({ budgetUs: 30, yields: false });
+    expect(set.reason).toContain('polls 30 µs per wait, then sleeps');
+  });
+
+  it('says why it cannot yield: mpi_base_poll_yield 0, or the addon state', () => {
+    expect(yieldingHere(false)).toEqual({ ok: false, reason: 'mpi_base_poll_yield 0' });
+    expect(yieldingHere(true)).toEqual({ ok: true }); // the addon is built here
   });
 
   it('backs off when it waits for a CPU, only while the process is not bound to one CPU', () => {
     const c = choosePolling({ ...base, contention: 0.8 });
     expect(c).toMatchObject({ budgetUs: 0, oversubscribed: false, shared: true, contention: 0.8 });
+    expect(c).toMatchObject({ yields: false });
     expect(c.reason).toContain(
-      'busy cores (waited 0.80 ns for a CPU per ns run) and not bound to one CPU',
+      'busy cores (waited 0.80 ns for a CPU per ns run) and not bound to one CPU: mpi_base_poll_shared_us 0',
     );
+    expect(choosePolling({ ...base, contention: 0.8, sharedUs: 40 }).budgetUs).toBe(40);
     expect(choosePolling({ ...base, contention: 0.49 }).budgetUs).toBe(100);
     const bound = choosePolling({ ...base, contention: 2, allowedCpus: 1 });
     expect(bound).toMatchObject({ budgetUs: 100, shared: false });
@@ -226,6 +270,22 @@ describe('WaitPoller', () => {
     p.release(since);
     await turnsAfter(20);
     expect(p.polling).toBe(false);
+  });
+
+  it('calls giveWay at every polling turn while it is set, and not after', async () => {
+    const p = new WaitPoller(1_000_000);
+    let gave = 0;
+    p.giveWay = () => gave++;
+    const since = p.hold();
+    await turnsAfter(20);
+    expect(gave).toBeGreaterThan(0);
+    expect(gave).toBe(p.turns); // one per turn
+    p.giveWay = null;
+    const before = gave;
+    await turnsAfter(20);
+    expect(p.turns).toBeGreaterThan(before);
+    expect(gave).toBe(before);
+    p.release(since);
   });
 
   it('never polls with a window of 0', async () => {

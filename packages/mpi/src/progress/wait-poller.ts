@@ -62,6 +62,11 @@ export class WaitPoller {
 
   /** Length of the polling window after a wait begins, µs (0: never poll). */
   budgetUs: number;
+  /**
+   * Called at every polling turn when ranks share this CPU (sched_yield: the others run now, see
+   * `choosePolling`); null: the turns keep the CPU.
+   */
+  giveWay: (() => void) | null = null;
   /** `performance.now()` (ms) after which the next wait asks `recheck` again. */
   private nextCheck: number;
 
@@ -140,9 +145,10 @@ export class WaitPoller {
   }
 
   /**
-   * One turn: another while a call waits and the window lasts. The clock is read every fourth
-   * turn only (a turn takes a microsecond or two, reading the clock is a call into Node, and a
-   * ping-pong's wait has several turns), so a window may run up to three turns long.
+   * One turn: another while a call waits and the window lasts (after giving the CPU away, where
+   * `giveWay` says so). The clock is read every fourth turn only (a turn takes a microsecond or
+   * two, reading the clock is a call into Node, and a ping-pong's wait has several turns), so a
+   * window may run up to three turns long.
    */
   private readonly turn = (): void => {
     if (
@@ -152,6 +158,7 @@ export class WaitPoller {
       this.spinning = false;
       return;
     }
+    if (this.giveWay !== null) this.giveWay();
     setImmediate(this.turn);
   };
 }
