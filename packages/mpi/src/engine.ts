@@ -116,7 +116,8 @@ export class Engine implements RpiHost {
       oversubscribedUs: params.get<number>('mpi_base_poll_oversubscribed_us'),
       oversubscribedExplicit: params.lookup('mpi_base_poll_oversubscribed_us').source !== 'default',
       sharedUs: params.get<number>('mpi_base_poll_shared_us'),
-      yielding: yieldingHere(params.get<boolean>('mpi_base_poll_yield')),
+      yieldPerCore: params.get<number>('mpi_base_poll_yield'),
+      yielding: yieldingHere(),
       nodeRanks: procs.filter((p) => p.gps.node === node).length,
       cores: cpuPool(),
     };

@@ -20,12 +20,12 @@ export const MPI_BASE_PARAMS = {
   mpi_base_poll_oversubscribed_us: {
     type: 'int',
     default: 50,
-    help: 'The polling window used instead of mpi_base_poll_us when the job has more ranks on this node than cores (oversubscribed), unless mpi_base_poll_us is set explicitly. Every polling turn there gives the CPU away (sched_yield, mpi_base_poll_yield), so the ranks sharing a core take turns instead of sleeping; without yields (no @ssi/sched addon, or mpi_base_poll_yield 0) polling holds the core a peer needs, and the window is 0 (sleep at once) unless this is set explicitly',
+    help: 'The polling window used instead of mpi_base_poll_us when the job has more ranks on this node than cores (oversubscribed), unless mpi_base_poll_us is set explicitly. Its polling turns give the CPU away (sched_yield) so that the ranks sharing a core take turns instead of sleeping, where mpi_base_poll_yield allows; where it does not (more ranks per core, other programs busy on the cores, no @ssi/sched addon) polling would hold the core a peer needs, and the window is 0 (sleep at once) unless this is set explicitly',
   },
   mpi_base_poll_yield: {
-    type: 'boolean',
-    default: true,
-    help: 'On an oversubscribed node, polling turns give the CPU away (sched_yield through the native addon of @ssi/sched); 0: they do not, and the oversubscribed window is 0 unless mpi_base_poll_oversubscribed_us is set explicitly',
+    type: 'int',
+    default: 2,
+    help: "On an oversubscribed node with at most this many of the job's ranks per core, polling turns give the CPU away (sched_yield through the native addon of @ssi/sched), unless other programs keep the cores busy (CPU wait beyond what the job's ranks cause, read every 250 ms); 0: never",
   },
   mpi_base_poll_shared_us: {
     type: 'int',

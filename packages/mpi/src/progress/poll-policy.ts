@@ -23,9 +23,11 @@ export interface PollInputs {
   /** mpi_base_poll_shared_us, µs. */
   sharedUs: number;
   /**
-   * Whether polling turns on an oversubscribed node may give the CPU away (mpi_base_poll_yield
-   * and @ssi/sched's addon), or why not.
+   * mpi_base_poll_yield: polling turns give the CPU away on an oversubscribed node with at most
+   * this many of the job's ranks per core (0: never).
    */
+  yieldPerCore: number;
+  /** Whether this process can give the CPU away (@ssi/sched's addon), or why not. */
   yielding: { ok: true } | { ok: false; reason: string };
   /** Ranks of the job on this node. */
   nodeRanks: number;
@@ -65,10 +67,10 @@ export interface PollChoice {
  *   sched_yield through @ssi/sched), so the ranks of a core take turns and see each other's
  *   messages without sleeping; the window is `oversubscribedUs` (mpi_base_poll_oversubscribed_us).
  *   Measured at np 4 on 2 CPUs (tcp, tuned, ranks in blocks): barrier 68-76 µs sleeping at once,
- *   37-47 polling 50 µs with yields; at np 8 (4 ranks per CPU) the same either way. Without
- *   yields (no addon, or mpi_base_poll_yield 0) polling was slower than sleeping (np 4 barrier
- *   59 / 64 / 112 / 284 µs for windows of 0 / 15 / 50 / 200), so the window is then 0 unless
- *   mpi_base_poll_oversubscribed_us was set explicitly; or
+ *   37-47 polling 50 µs with yields. Not with more ranks per core than `yieldPerCore`, nor while
+ *   other programs keep the cores busy (`noYields`); without yields polling was slower than
+ *   sleeping (np 4 barrier 59 / 64 / 112 / 284 µs for windows of 0 / 15 / 50 / 200), so the
+ *   window is then 0 unless mpi_base_poll_oversubscribed_us was set explicitly; or
  * - the cores are busy with other programs and this process is not bound to one CPU: it waited
  *   for a CPU at least `CONTENDED_WAIT_PER_RUN` of the time it ran lately (where that cannot be
  *   known, not Linux: the 1-minute load average >= cores). A rank that sleeps is then woken on
@@ -93,10 +95,11 @@ export function choosePolling(i: PollInputs): PollChoice {
   let yields = false;
   let why = `mpi_base_poll_us ${budgetUs}`;
   if (oversubscribed && !i.explicit) {
-    yields = i.yielding.ok;
+    const unless = noYields(i);
+    yields = unless === null;
     budgetUs = yields || i.oversubscribedExplicit ? Math.max(0, i.oversubscribedUs) : 0;
     yields &&= budgetUs > 0;
-    const how = i.yielding.ok ? 'with yields' : `without yields (${i.yielding.reason})`;
+    const how = unless === null ? 'with yields' : `without yields (${unless})`;
     why = `oversubscribed (${i.nodeRanks} ranks on ${i.cores} cores): mpi_base_poll_oversubscribed_us ${budgetUs} ${how}`;
   } else if (shared && !i.explicit) {
     budgetUs = Math.max(0, i.sharedUs);
@@ -122,6 +125,28 @@ export function choosePolling(i: PollInputs): PollChoice {
   };
 }
 
+/**
+ * Why the polling turns of an oversubscribed rank must not give the CPU away, or null when they
+ * may: yields pay where the ranks of a core hand it to each other. With more ranks per core a
+ * yielding rank waits behind several others (np 8 on 2 CPUs, 4 per core: allreduce 8 B 200-376 µs
+ * polling with yields against 192 sleeping), and with other programs busy on the cores it waits
+ * for their time slice (np 4 barrier at load 22: 180 µs against 69 sleeping). Their presence shows
+ * as CPU wait beyond what the job's own ranks cause (each of k ranks on a core waits about k - 1
+ * times as long as it runs when all poll); where the CPU wait is unknown, a load average above
+ * the job's ranks plus the cores.
+ */
+function noYields(i: PollInputs): string | null {
+  if (!i.yielding.ok) return i.yielding.reason;
+  const perCore = Math.ceil(i.nodeRanks / i.cores);
+  if (perCore > i.yieldPerCore)
+    return `${perCore} ranks per core, more than mpi_base_poll_yield ${i.yieldPerCore}`;
+  const others =
+    i.contention !== null
+      ? i.contention >= perCore - 1 + CONTENDED_WAIT_PER_RUN
+      : i.load >= i.nodeRanks + i.cores;
+  return others ? `other programs keep the cores busy: ${busyCores(i)}` : null;
+}
+
 function busyCores(i: PollInputs): string {
   return i.contention !== null
     ? `waited ${i.contention.toFixed(2)} ns for a CPU per ns run`
@@ -145,9 +170,8 @@ export function cpuPool(
   return allowedCpus > 1 ? allowedCpus : Math.max(1, nodeCpus());
 }
 
-/** Whether polling turns may give the CPU away here: asked for (mpi_base_poll_yield) and possible. */
-export function yieldingHere(wanted: boolean): PollInputs['yielding'] {
-  if (!wanted) return { ok: false, reason: 'mpi_base_poll_yield 0' };
+/** Whether this process can give the CPU away (@ssi/sched's addon is built), or why not. */
+export function yieldingHere(): PollInputs['yielding'] {
   return schedAvailable();
 }
 

@@ -57,6 +57,8 @@ export class WaitPoller {
   private deadline = 0;
   /** Turns of the event loop made by the poller (for tests and verbose output). */
   turns = 0;
+  /** Of those, the turns that gave the CPU away first (`giveWay`; for tests). */
+  givenAway = 0;
   /** The current window, µs: between `budgetUs / 16` and `budgetUs` (see the class comment). */
   windowUs: number;
 
@@ -158,7 +160,10 @@ export class WaitPoller {
       this.spinning = false;
       return;
     }
-    if (this.giveWay !== null) this.giveWay();
+    if (this.giveWay !== null) {
+      this.givenAway++;
+      this.giveWay();
+    }
     setImmediate(this.turn);
   };
 }
