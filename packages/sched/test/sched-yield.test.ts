@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { schedAvailable, schedYield } from '../src/index';
@@ -13,6 +13,13 @@ afterEach(() => {
   for (const p of started.splice(0)) p.kill('SIGKILL');
   resetSchedForTests();
 });
+
+/** The first CPU this process may run on (a container's or Slurm's cpuset need not hold CPU 0). */
+function firstAllowedCpu(): number {
+  const list = /Cpus_allowed_list:\s*(\d+)/.exec(readFileSync('/proc/self/status', 'utf8'));
+  if (!list) throw new Error('no Cpus_allowed_list in /proc/self/status: cannot pick a CPU here');
+  return Number(list[1]);
+}
 
 /** Runs the spinner pinned to `cpu`; resolves its SWITCHES line (fails loudly after 20 s). */
 function spinner(cpu: number): Promise<{ yielding: number; spinning: number }> {
@@ -59,9 +66,10 @@ describe('@ssi/sched: sched_yield for Node', () => {
     expect(existsSync('/proc/self/status'), 'Linux /proc is needed to count context switches').toBe(
       true,
     );
-    const [a, b] = await Promise.all([spinner(0), spinner(0)]);
+    const cpu = firstAllowedCpu();
+    const [a, b] = await Promise.all([spinner(cpu), spinner(cpu)]);
     // Yielding, each turn hands the CPU over (thousands in 300 ms); spinning, the scheduler
-    // switches every few milliseconds (tens). Other programs on CPU 0 add switches to both.
+    // switches every few milliseconds (tens). Other programs on that CPU add switches to both.
     for (const s of [a, b]) expect(s.yielding).toBeGreaterThan(10 * s.spinning + 100);
   });
 });
