@@ -3,7 +3,12 @@ import { describe, expect, it } from 'vitest';
 import { FastYield } from '../src/progress/fast-yield';
 import { choosePolling, cpuPool, type PollInputs, yieldingHere } from '../src/progress/poll-policy';
 import { RunDelay, readSchedstat } from '../src/progress/run-delay';
-import { RECHECK_MS, TRANSFER_BYTES_PER_US, WaitPoller } from '../src/progress/wait-poller';
+import {
+  GIVE_WAY_MAX_BYTES,
+  RECHECK_MS,
+  TRANSFER_BYTES_PER_US,
+  WaitPoller,
+} from '../src/progress/wait-poller';
 
 /** The progress engine's parts in one process (issue 18); the real-process tests are tcp's. */
 
@@ -308,6 +313,25 @@ describe('WaitPoller', () => {
     expect(p.turns).toBeGreaterThan(before);
     expect(gave).toBe(before);
     p.release(since);
+  });
+
+  it('giving the CPU away, a wait that moves GIVE_WAY_MAX_BYTES or more does not poll', async () => {
+    const p = new WaitPoller(1_000_000);
+    p.giveWay = () => {};
+    const long = p.hold(GIVE_WAY_MAX_BYTES);
+    expect(p.polling).toBe(false);
+    p.extend(GIVE_WAY_MAX_BYTES); // a long message arriving does not start it either
+    expect(p.polling).toBe(false);
+    const short = p.hold(GIVE_WAY_MAX_BYTES - 1);
+    expect(p.polling).toBe(true);
+    p.release(short);
+    p.release(long);
+    await turnsAfter(20);
+    // keeping the CPU, the same long wait polls (its transfer time and the window)
+    p.giveWay = null;
+    const kept = p.hold(GIVE_WAY_MAX_BYTES);
+    expect(p.polling).toBe(true);
+    p.release(kept);
   });
 
   it('never polls with a window of 0', async () => {
