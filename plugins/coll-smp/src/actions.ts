@@ -73,8 +73,8 @@ export function actionsFor(
     bcast(comm, buf, root) {
       // Every path is chosen by the root's length, which each rank learns from its first message.
       const area = areaOpened(h, s);
-      if (area !== undefined) return bcastAgreed(h, s, comm.name, buf, root, area);
-      return openArea(h, s, note).then((a) => bcastAgreed(h, s, comm.name, buf, root, a));
+      if (area !== undefined) return bcastAgreed(h, s, comm, buf, root, area);
+      return openArea(h, s, note).then((a) => bcastAgreed(h, s, comm, buf, root, a));
     },
     async reduce(comm, send, recv, op, root) {
       const own = (send ?? recv)!;
