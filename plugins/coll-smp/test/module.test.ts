@@ -6,8 +6,10 @@
 import { readFileSync } from 'node:fs';
 import type { CollComm, CollContext, CollLocality } from '@ssi/mpi';
 import { describe, expect, it } from 'vitest';
+import { allowedCpus, cpuCount } from '../src/crowding';
+import type { Hierarchy } from '../src/hierarchy';
 import smp, { readSmpSettings, SMP_PARAMS } from '../src/index';
-import { doublingIsShorter } from '../src/reduction-exchange';
+import { doublingIsShorter, takesDoubling } from '../src/reduction-exchange';
 
 const defaults = Object.fromEntries(
   Object.entries(smp.params ?? {}).map(([k, spec]) => [`coll_smp_${k}`, spec.default]),
@@ -84,6 +86,26 @@ describe('the smp module', () => {
     expect(doublingIsShorter(8, 2)).toBe(false); // 3 against 3: the levels
     expect(doublingIsShorter(8, 4)).toBe(true); // 3 against 4
     expect(doublingIsShorter(6, 2)).toBe(false); // not a power of two
+  });
+
+  it('takes recursive doubling only where no node has fewer CPUs than ranks', () => {
+    const on = (nodes: number, crowded: boolean) =>
+      ({ loc: { nodes: new Array(nodes).fill([]) }, crowded }) as unknown as Hierarchy;
+    expect(takesDoubling(on(2, false), 4)).toBe(true);
+    expect(takesDoubling(on(2, true), 4)).toBe(false); // ranks take turns: fewer messages
+    expect(takesDoubling(on(2, false), 8)).toBe(false); // not shorter
+  });
+
+  it("reads the CPUs a rank may run on from Linux's /proc/<pid>/status", () => {
+    const status = (list: string) => `Name:\tnode\nCpus_allowed:\t3\nCpus_allowed_list:\t${list}\n`;
+    const set = allowedCpus(status('0-1,4,6-7'))!;
+    expect(set[0]).toBe(0b11010011);
+    expect(cpuCount(set)).toBe(5);
+    expect(cpuCount(allowedCpus(status('3'))!)).toBe(1);
+    expect(cpuCount(allowedCpus(status('0-1023'))!)).toBe(1024); // every bit, the sign bits too
+    expect(allowedCpus('Name:\tnode\n')).toBeNull();
+    expect(allowedCpus(status('x-1'))).toBeNull();
+    expect(allowedCpus()).not.toBeNull(); // this process (Linux)
   });
 
   it('reads its parameters; bad values are errors naming the parameter and what is expected', () => {
