@@ -1,5 +1,5 @@
 // Compiles a package's native addon with node-gyp (no prebuilt binary is ever downloaded): the
-// install and build step of SSI packages that have one (`@ssi/shm`, `@ssi/sockopt`). Plain
+// install and build step of SSI packages that have one (`@ssi/shm`, `@ssi/sockopt`, `@ssi/sched`). Plain
 // JavaScript, not built, so that it runs at install time before anything is compiled.
 //
 // node-gyp is taken from, in order: $npm_config_node_gyp, the node-gyp bundled with the running

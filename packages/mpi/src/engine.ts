@@ -1,4 +1,5 @@
 import type { ParamRegistry, VerboseStream } from '@ssi/core';
+import { schedYield } from '@ssi/sched';
 import type { RestartPlan } from './cr/image';
 import { RestartReplay } from './cr/restart-replay';
 import type { RollbackLog } from './cr/rollback-log';
@@ -15,7 +16,13 @@ import type { UnexpectedMessage } from './matching/unexpected';
 import type { Proc } from './proc';
 import { ProcMode } from './proc';
 import { FastYield, nextTurn } from './progress/fast-yield';
-import { choosePolling, cpuPool, machineNow, type PollChoice } from './progress/poll-policy';
+import {
+  choosePolling,
+  cpuPool,
+  machineNow,
+  type PollChoice,
+  yieldingHere,
+} from './progress/poll-policy';
 import { RunDelay } from './progress/run-delay';
 import { SyncPoll } from './progress/sync-poll';
 import { WaitPoller } from './progress/wait-poller';
@@ -107,6 +114,10 @@ export class Engine implements RpiHost {
       requestedUs: params.get<number>('mpi_base_poll_us'),
       explicit: params.lookup('mpi_base_poll_us').source !== 'default',
       oversubscribedUs: params.get<number>('mpi_base_poll_oversubscribed_us'),
+      oversubscribedExplicit: params.lookup('mpi_base_poll_oversubscribed_us').source !== 'default',
+      sharedUs: params.get<number>('mpi_base_poll_shared_us'),
+      yieldPerCore: params.get<number>('mpi_base_poll_yield'),
+      yielding: yieldingHere(),
       nodeRanks: procs.filter((p) => p.gps.node === node).length,
       cores: cpuPool(),
     };
@@ -114,10 +125,13 @@ export class Engine implements RpiHost {
     this.pollChoice = choosePolling({ ...inputs, ...machineNow(delay) });
     this.poller = new WaitPoller(this.pollChoice.budgetUs, () => {
       const c = choosePolling({ ...inputs, ...machineNow(delay) });
-      if (c.budgetUs !== this.pollChoice.budgetUs) this.verbose(1, c.reason);
+      if (c.budgetUs !== this.pollChoice.budgetUs || c.yields !== this.pollChoice.yields)
+        this.verbose(1, c.reason);
       this.pollChoice = c;
+      this.poller.giveWay = c.yields ? schedYield : null;
       return c.budgetUs;
     });
+    this.poller.giveWay = this.pollChoice.yields ? schedYield : null;
     this.fastYield = new FastYield(
       params.get<number>('mpi_base_yield_every'),
       params.get<number>('mpi_base_yield_gap_us') / 1000,

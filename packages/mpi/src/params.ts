@@ -19,8 +19,18 @@ export const MPI_BASE_PARAMS = {
   },
   mpi_base_poll_oversubscribed_us: {
     type: 'int',
+    default: 50,
+    help: 'The polling window used instead of mpi_base_poll_us when the job has more ranks on this node than cores (oversubscribed), unless mpi_base_poll_us is set explicitly. Its polling turns give the CPU away (sched_yield) so that the ranks sharing a core take turns instead of sleeping, where mpi_base_poll_yield allows; where it does not (more ranks per core, other programs busy on the cores, no @ssi/sched addon) polling would hold the core a peer needs, and the window is 0 (sleep at once) unless this is set explicitly',
+  },
+  mpi_base_poll_yield: {
+    type: 'int',
+    default: 2,
+    help: "On an oversubscribed node with at most this many of the job's ranks per core, polling turns give the CPU away (sched_yield through the native addon of @ssi/sched), unless other programs keep the cores busy (CPU wait beyond what the job's ranks cause, read every 250 ms); 0: never",
+  },
+  mpi_base_poll_shared_us: {
+    type: 'int',
     default: 0,
-    help: 'The polling window used instead of mpi_base_poll_us when the job has more ranks on this node than cores (oversubscribed: a spinning rank would take the core its peer needs), or when this process waits for a CPU half as long as it runs (other programs keep the cores busy; Linux schedstat, else the load average >= cores) and is not bound to one CPU (read again every 250 ms), unless mpi_base_poll_us is set explicitly',
+    help: 'The polling window used instead of mpi_base_poll_us when this process waits for a CPU half as long as it runs (other programs keep the cores busy; Linux schedstat, else the load average >= cores) and is not bound to one CPU (read again every 250 ms), unless mpi_base_poll_us is set explicitly; 0: sleep at once (a rank stacked on a busy CPU is woken faster than it polls)',
   },
   mpi_base_yield_every: {
     type: 'int',

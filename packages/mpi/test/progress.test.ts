@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
 import { FastYield } from '../src/progress/fast-yield';
-import { choosePolling, cpuPool } from '../src/progress/poll-policy';
+import { choosePolling, cpuPool, type PollInputs, yieldingHere } from '../src/progress/poll-policy';
 import { RunDelay, readSchedstat } from '../src/progress/run-delay';
 import { RECHECK_MS, TRANSFER_BYTES_PER_US, WaitPoller } from '../src/progress/wait-poller';
 
@@ -9,10 +9,14 @@ import { RECHECK_MS, TRANSFER_BYTES_PER_US, WaitPoller } from '../src/progress/w
 
 describe('choosePolling', () => {
   /** 2 ranks on a quiet 2-core node, unbound, mpi_base_poll_us 100 by default. */
-  const base = {
+  const base: PollInputs = {
     requestedUs: 100,
     explicit: false,
-    oversubscribedUs: 0,
+    oversubscribedUs: 50,
+    oversubscribedExplicit: false,
+    sharedUs: 0,
+    yieldPerCore: 2,
+    yielding: { ok: true },
     nodeRanks: 2,
     cores: 2,
     load: 0.5,
@@ -26,22 +30,83 @@ describe('choosePolling', () => {
     expect(c.reason).toContain('polls 100 µs per wait');
   });
 
-  it('backs off to mpi_base_poll_oversubscribed_us with more ranks than cores', () => {
-    const c = choosePolling({ ...base, nodeRanks: 8 });
-    expect(c).toMatchObject({ budgetUs: 0, oversubscribed: true });
-    expect(c.reason).toContain('never polls');
-    expect(c.reason).toContain('oversubscribed (8 ranks on 2 cores)');
+  it('polls mpi_base_poll_oversubscribed_us with yields with up to 2 ranks per core', () => {
+    const c = choosePolling({ ...base, nodeRanks: 4 });
+    expect(c).toMatchObject({ budgetUs: 50, oversubscribed: true, yields: true });
+    expect(c.reason).toContain('polls 50 µs per wait, giving the CPU away at every turn');
+    expect(c.reason).toContain(
+      'oversubscribed (4 ranks on 2 cores): mpi_base_poll_oversubscribed_us 50 with yields',
+    );
     expect(choosePolling({ ...base, nodeRanks: 3, oversubscribedUs: 20 }).budgetUs).toBe(20);
     // bound or not: the job's own ranks share the cores
-    expect(choosePolling({ ...base, nodeRanks: 3, allowedCpus: 1 }).budgetUs).toBe(0);
+    expect(choosePolling({ ...base, nodeRanks: 3, allowedCpus: 1 })).toMatchObject({
+      budgetUs: 50,
+      yields: true,
+    });
+    // a window of 0 polls nothing, so nothing yields
+    const none = choosePolling({ ...base, nodeRanks: 3, oversubscribedUs: 0 });
+    expect(none).toMatchObject({ budgetUs: 0, yields: false });
+    expect(none.reason).toContain('never polls');
+  });
+
+  it('sleeps at once with more ranks per core than mpi_base_poll_yield, or 0', () => {
+    const c = choosePolling({ ...base, nodeRanks: 8 });
+    expect(c).toMatchObject({ budgetUs: 0, oversubscribed: true, yields: false });
+    expect(c.reason).toContain('never polls');
+    expect(c.reason).toContain(
+      'mpi_base_poll_oversubscribed_us 0 without yields (4 ranks per core, more than mpi_base_poll_yield 2)',
+    );
+    expect(choosePolling({ ...base, nodeRanks: 5 }).yields).toBe(false); // 3 on one core
+    expect(choosePolling({ ...base, nodeRanks: 8, yieldPerCore: 4 }).yields).toBe(true);
+    expect(choosePolling({ ...base, nodeRanks: 4, yieldPerCore: 0 })).toMatchObject({
+      budgetUs: 0,
+      yields: false,
+    });
+  });
+
+  it('sleeps at once when other programs keep the cores busy beyond what its own ranks cause', () => {
+    // 2 ranks per core, all polling: each waits about as long as it runs
+    expect(choosePolling({ ...base, nodeRanks: 4, contention: 1.2 })).toMatchObject({
+      budgetUs: 50,
+      yields: true,
+    });
+    const busy = choosePolling({ ...base, nodeRanks: 4, contention: 1.6 });
+    expect(busy).toMatchObject({ budgetUs: 0, yields: false, shared: true });
+    expect(busy.reason).toContain(
+      'without yields (other programs keep the cores busy: waited 1.60 ns for a CPU per ns run)',
+    );
+    // unknown CPU wait: a load above the job's ranks plus the cores
+    expect(choosePolling({ ...base, nodeRanks: 4, contention: null, load: 5.9 }).yields).toBe(true);
+    expect(choosePolling({ ...base, nodeRanks: 4, contention: null, load: 6 }).yields).toBe(false);
+  });
+
+  it('sleeps at once without the @ssi/sched addon, unless the window was set', () => {
+    const noAddon = { ok: false as const, reason: 'the @ssi/sched native addon is not built' };
+    const c = choosePolling({ ...base, nodeRanks: 4, yielding: noAddon });
+    expect(c).toMatchObject({ budgetUs: 0, oversubscribed: true, yields: false });
+    expect(c.reason).toContain(
+      'mpi_base_poll_oversubscribed_us 0 without yields (the @ssi/sched native addon is not built)',
+    );
+    const set = choosePolling({
+      ...base,
+      nodeRanks: 4,
+      yielding: noAddon,
+      oversubscribedUs: 30,
+      oversubscribedExplicit: true,
+    });
+    expect(set).toMatchObject({ budgetUs: 30, yields: false });
+    expect(set.reason).toContain('polls 30 µs per wait, then sleeps');
+    expect(yieldingHere()).toEqual({ ok: true }); // the addon is built here
   });
 
   it('backs off when it waits for a CPU, only while the process is not bound to one CPU', () => {
     const c = choosePolling({ ...base, contention: 0.8 });
     expect(c).toMatchObject({ budgetUs: 0, oversubscribed: false, shared: true, contention: 0.8 });
+    expect(c).toMatchObject({ yields: false });
     expect(c.reason).toContain(
-      'busy cores (waited 0.80 ns for a CPU per ns run) and not bound to one CPU',
+      'busy cores (waited 0.80 ns for a CPU per ns run) and not bound to one CPU: mpi_base_poll_shared_us 0',
     );
+    expect(choosePolling({ ...base, contention: 0.8, sharedUs: 40 }).budgetUs).toBe(40);
     expect(choosePolling({ ...base, contention: 0.49 }).budgetUs).toBe(100);
     const bound = choosePolling({ ...base, contention: 2, allowedCpus: 1 });
     expect(bound).toMatchObject({ budgetUs: 100, shared: false });
@@ -226,6 +291,23 @@ describe('WaitPoller', () => {
     p.release(since);
     await turnsAfter(20);
     expect(p.polling).toBe(false);
+  });
+
+  it('calls giveWay at every polling turn while it is set, and not after', async () => {
+    const p = new WaitPoller(1_000_000);
+    let gave = 0;
+    p.giveWay = () => gave++;
+    const since = p.hold();
+    await turnsAfter(20);
+    expect(gave).toBeGreaterThan(0);
+    expect(gave).toBe(p.turns); // one per turn
+    expect(p.givenAway).toBe(gave);
+    p.giveWay = null;
+    const before = gave;
+    await turnsAfter(20);
+    expect(p.turns).toBeGreaterThan(before);
+    expect(gave).toBe(before);
+    p.release(since);
   });
 
   it('never polls with a window of 0', async () => {

@@ -1,3 +1,4 @@
+import { existsSync, readFileSync } from 'node:fs';
 import { explainJob, killAllJobs, launchJob } from '@ssi/mpi/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 
@@ -8,6 +9,18 @@ import { afterEach, describe, expect, it } from 'vitest';
  * belong to `tools/bench`, the bounds here are loose).
  */
 afterEach(() => killAllJobs());
+
+/** The first two CPUs this process may run on, as a taskset list, or null (fewer, or no /proc). */
+function twoAllowedCpus(): string | null {
+  const status = existsSync('/proc/self/status') ? readFileSync('/proc/self/status', 'utf8') : '';
+  const list = /Cpus_allowed_list:\s*(\S+)/.exec(status)?.[1];
+  if (!list) return null;
+  const cpus = list.split(',').flatMap((part) => {
+    const [from, to = from] = part.split('-').map(Number);
+    return Array.from({ length: to! - from! + 1 }, (_, i) => from! + i);
+  });
+  return cpus.length >= 2 ? `${cpus[0]},${cpus[1]}` : null;
+}
 
 const fixture = (name: string) => new URL(`./fixtures/${name}`, import.meta.url).pathname;
 
@@ -31,10 +44,11 @@ describe('tcp rpi: MPI calls do not starve the event loop', () => {
 });
 
 describe('tcp rpi: polling only while MPI waits', () => {
-  const idle = async (ssi: Record<string, string | number>) => {
+  const idle = async (ssi: Record<string, string | number>, np = 2, args: string[] = []) => {
     const r = await launchJob({
-      np: 2,
+      np,
       program: fixture('idle-wait.mjs'),
+      args,
       ssi: { rpi: 'tcp', ...ssi },
       timeoutMs: 60_000,
       label: 'idle wait',
@@ -43,6 +57,7 @@ describe('tcp rpi: polling only while MPI waits', () => {
     const got = JSON.parse(r.stdout[0]!.trim()) as {
       cpu: number;
       turns: number;
+      givenAway: number;
       timersRan: boolean;
     };
     return { ...got, output: r.output };
@@ -59,15 +74,15 @@ describe('tcp rpi: polling only while MPI waits', () => {
   });
 
   it('says what it chose (mpi_verbose 1), and polls exactly when it says so', async () => {
-    // Polling, or none when ranks outnumber cores or the rank waits for a CPU while it is not
-    // bound to one (this test runs on shared machines: either may be chosen, and chosen again
-    // at a later wait, but the lines and the behaviour agree).
+    // Polling, or none when the rank waits for a CPU while it is not bound to one, or (one CPU)
+    // the oversubscribed choice (this test runs on shared machines: any may be chosen, and
+    // chosen again at a later wait, but the lines and the behaviour agree).
     const got = await idle({ mpi_verbose: 1 });
     const lines = [...got.output.matchAll(/\[0!\] .*(progress: .*)/g)].map((m) => m[1]!);
     expect(lines.length).toBeGreaterThan(0);
     for (const line of lines) {
       expect(line).toMatch(
-        /progress: polls 100 µs per wait, then sleeps; mpi_base_poll_us 100|never polls \(sleeps at once\); (oversubscribed \(2 ranks on \d+ cores\)|busy cores \(waited [\d.]+ ns for a CPU per ns run\) and not bound to one CPU)/,
+        /progress: polls 100 µs per wait, then sleeps; mpi_base_poll_us 100|never polls \(sleeps at once\); busy cores \(waited [\d.]+ ns for a CPU per ns run\) and not bound to one CPU|; oversubscribed \(2 ranks on 1 cores\)/,
       );
     }
     if (lines.every((l) => l.includes('never polls'))) expect(got.turns).toBe(0);
@@ -75,6 +90,30 @@ describe('tcp rpi: polling only while MPI waits', () => {
       expect(got.turns).toBeGreaterThan(0);
     }
     expect(got.cpu).toBeLessThan(0.05);
+  });
+
+  it('oversubscribed (4 ranks on 2 CPUs): polls giving the CPU away at every turn, then sleeps', async () => {
+    const cpus = twoAllowedCpus();
+    if (cpus === null || !existsSync('/usr/bin/taskset')) {
+      throw new Error('this check needs 2 CPUs and taskset (util-linux): it cannot run here');
+    }
+    // Ranks (not bound by launchJob) restrict themselves to two CPUs before MPI.init.
+    const got = await idle({ mpi_verbose: 1 }, 4, [`cpus=${cpus}`]);
+    const lines = [...got.output.matchAll(/\[0!\] .*(progress: .*)/g)].map((m) => m[1]!);
+    expect(lines.length, got.output).toBeGreaterThan(0);
+    // Other programs busy on these CPUs (a shared machine) turn the yields off: then it says why.
+    const yielding =
+      /progress: polls 50 µs per wait, giving the CPU away at every turn, then sleeps; oversubscribed \(4 ranks on 2 cores\): mpi_base_poll_oversubscribed_us 50 with yields/;
+    const busy =
+      /progress: never polls \(sleeps at once\); oversubscribed \(4 ranks on 2 cores\): mpi_base_poll_oversubscribed_us 0 without yields \(other programs keep the cores busy: waited [\d.]+ ns for a CPU per ns run\)/;
+    for (const line of lines) expect(line).toMatch(new RegExp(`${yielding.source}|${busy.source}`));
+    if (lines.every((l) => yielding.test(l))) {
+      // every turn but the last of each window (which ends it) gave the CPU away
+      expect(got.givenAway).toBeGreaterThan(0);
+      expect(got.givenAway).toBeGreaterThanOrEqual(got.turns / 2);
+    }
+    if (lines.every((l) => busy.test(l))) expect(got.turns).toBe(0);
+    expect(got.cpu).toBeLessThan(0.05); // after the window it sleeps, yields or not
   });
 
   it('mpi_base_poll_us 0 turns polling off', async () => {

@@ -62,6 +62,13 @@ describe('coll benchmark: plan, driver output, tables', () => {
       mpi_base_yield_every: 0,
     });
     expect(ssiParams('lam_basic')).toEqual({ rpi: 'tcp', coll: 'lam_basic' });
+    // <module>/noyield: oversubscribed ranks sleep at once instead of polling with yields
+    expect(ssiParams('tuned/noyield')).toEqual({
+      rpi: 'tcp',
+      coll: 'tuned',
+      mpi_base_poll_yield: 0,
+    });
+    expect(oversubscribedBindingOf('tuned/noyield')).toBeUndefined();
     // <module>/unblocked: the module with its oversubscribed ranks unbound (else blocks per CPU)
     expect(planColl(['--coll', 'tuned,tuned/unblocked']).columns).toEqual([
       'ssi:tuned',

@@ -33,6 +33,7 @@ const BUNDLED = [
   'plugins/rpi-sm',
   'plugins/rpi-tcp',
   'plugins/coll-tuned',
+  'packages/sched',
 ];
 const url = (dir: string) => pathToFileURL(join(repo, dir, 'dist/index.js')).href;
 
@@ -154,8 +155,16 @@ describe('start-up bundles', () => {
  * process started from it has the bundles loaded already, and behaves as one that loaded them.
  */
 describe('start-up snapshot', () => {
-  /** BUNDLED with sockopt (which rpi-tcp imports), each after the packages it requires. */
-  const SNAPSHOT = ['packages/core', 'packages/sockopt', ...BUNDLED.slice(1)];
+  /**
+   * BUNDLED with sockopt (which rpi-tcp imports), each after the packages it requires (sched
+   * before mpi, which imports it).
+   */
+  const SNAPSHOT = [
+    'packages/core',
+    'packages/sockopt',
+    'packages/sched',
+    ...BUNDLED.slice(1).filter((d) => d !== 'packages/sched'),
+  ];
   const packages = SNAPSHOT.map((d) => ({
     name: `@ssi/${d.split('/')[1]}`,
     dist: join(repo, d, 'dist'),

@@ -57,11 +57,18 @@ export class WaitPoller {
   private deadline = 0;
   /** Turns of the event loop made by the poller (for tests and verbose output). */
   turns = 0;
+  /** Of those, the turns that gave the CPU away first (`giveWay`; for tests). */
+  givenAway = 0;
   /** The current window, µs: between `budgetUs / 16` and `budgetUs` (see the class comment). */
   windowUs: number;
 
   /** Length of the polling window after a wait begins, µs (0: never poll). */
   budgetUs: number;
+  /**
+   * Called at every polling turn when ranks share this CPU (sched_yield: the others run now, see
+   * `choosePolling`); null: the turns keep the CPU.
+   */
+  giveWay: (() => void) | null = null;
   /** `performance.now()` (ms) after which the next wait asks `recheck` again. */
   private nextCheck: number;
 
@@ -140,9 +147,10 @@ export class WaitPoller {
   }
 
   /**
-   * One turn: another while a call waits and the window lasts. The clock is read every fourth
-   * turn only (a turn takes a microsecond or two, reading the clock is a call into Node, and a
-   * ping-pong's wait has several turns), so a window may run up to three turns long.
+   * One turn: another while a call waits and the window lasts (after giving the CPU away, where
+   * `giveWay` says so). The clock is read every fourth turn only (a turn takes a microsecond or
+   * two, reading the clock is a call into Node, and a ping-pong's wait has several turns), so a
+   * window may run up to three turns long.
    */
   private readonly turn = (): void => {
     if (
@@ -151,6 +159,10 @@ export class WaitPoller {
     ) {
       this.spinning = false;
       return;
+    }
+    if (this.giveWay !== null) {
+      this.givenAway++;
+      this.giveWay();
     }
     setImmediate(this.turn);
   };

@@ -77,6 +77,8 @@ options:
   --coll LIST    coll modules of the ssi columns, one column each (default lam_basic; e.g.
                  tuned,lam_basic); <module>/nopoll: that module with --ssi mpi_base_poll_us 0
                  --ssi mpi_base_yield_every 0 (no polling while MPI waits, as before issue 18);
+                 <module>/noyield: that module with --ssi mpi_base_poll_yield 0 (oversubscribed
+                 ranks sleep at once when they wait instead of polling with yields);
                  <module>/unblocked: that module with its ranks unbound where they outnumber the
                  CPUs (mpirun's --ssi lam_bind_oversubscribed 0; default: blocks per CPU);
                  <module>:<param>=<value>[:...]: that module with --ssi coll_<module>_<param>
@@ -283,15 +285,16 @@ export function nodeAddresses(nodes: number): string[] | undefined {
 }
 
 const NOPOLL = '/nopoll';
+const NOYIELD = '/noyield';
 const UNBLOCKED = '/unblocked';
 
 /**
- * A column's module spec: `<module>[/nopoll|/unblocked][:<param>=<value>]...`, e.g.
+ * A column's module spec: `<module>[/nopoll|/noyield|/unblocked][:<param>=<value>]...`, e.g.
  * `tuned:bcast_algorithm=binomial`. Each `<param>` is the module's own (`coll_<module>_<param>`),
  * so one run can set a module against itself with another algorithm forced.
  */
 export const COLUMN_SPEC =
-  /^[a-z][a-z0-9_]*(\/nopoll|\/unblocked)?(:[a-z][a-z0-9_]*=[A-Za-z0-9_.-]+)*$/;
+  /^[a-z][a-z0-9_]*(\/nopoll|\/noyield|\/unblocked)?(:[a-z][a-z0-9_]*=[A-Za-z0-9_.-]+)*$/;
 
 /**
  * How a column's ranks are bound where they outnumber the CPUs: `<module>/unblocked` not at all
@@ -313,6 +316,9 @@ export function ssiParams(
   // event loop sleeps at every wait, as before issue 18), to measure what polling gains.
   if (named!.endsWith(NOPOLL))
     Object.assign(params, { mpi_base_poll_us: 0, mpi_base_yield_every: 0 });
+  // `<module>/noyield`: oversubscribed ranks sleep at once when they wait, as before their
+  // polling gave the CPU away (mpi_base_poll_yield 0; the same as before where nothing shares).
+  if (named!.endsWith(NOYIELD)) params.mpi_base_poll_yield = 0;
   for (const setting of settings) {
     const [name, value] = setting.split('=');
     params[`coll_${module}_${name}`] = value!;
@@ -422,7 +428,7 @@ export function planColl(args: string[]): CollPlan {
   for (const m of modules)
     if (!COLUMN_SPEC.test(m))
       throw new Error(
-        `--coll: "${m}" is not a coll module name, optionally with /nopoll or /unblocked and :<param>=<value> settings (e.g. tuned,lam_basic,lam_basic/nopoll,tuned/unblocked,tuned:bcast_algorithm=binomial)`,
+        `--coll: "${m}" is not a coll module name, optionally with /nopoll, /noyield or /unblocked and :<param>=<value> settings (e.g. tuned,lam_basic,lam_basic/nopoll,tuned/unblocked,tuned:bcast_algorithm=binomial)`,
       );
   const columns: CollColumn[] = [
     ...(only.includes('ssi') ? modules.map(ssiColumn) : []),

@@ -1,0 +1,2 @@
+export type { SchedState } from './sched-yield';
+export { schedAvailable, schedYield } from './sched-yield';
