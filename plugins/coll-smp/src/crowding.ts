@@ -1,36 +1,22 @@
-import { readFileSync } from 'node:fs';
+import { allowedCpus } from '@ssi/lam';
 import type { CollComm } from '@ssi/mpi';
 import { BOR, MAX } from '@ssi/mpi';
 
 /** Words of the CPU sets a node's ranks combine (32 CPUs each): up to 1024 CPUs. */
 const WORDS = 32;
 
-function ownStatus(): string | null {
-  try {
-    return readFileSync('/proc/self/status', 'utf8');
-  } catch {
-    return null;
-  }
-}
-
 /**
- * The CPUs this process may run on, as a bit set, from `Cpus_allowed_list` of Linux's
- * `/proc/<pid>/status` (`status`: that file's text); null where it says nothing readable.
+ * CPUs as a bit set of WORDS words (CPUs past 1023 are not counted), for an allreduce with BOR;
+ * null for null (a list that could not be read).
  */
-export function allowedCpus(status: string | null = ownStatus()): Int32Array | null {
-  const list = status?.match(/^Cpus_allowed_list:\s*(\S+)\s*$/m)?.[1];
-  if (list === undefined) return null;
+export function cpuSet(cpus: readonly number[] | null): Int32Array | null {
+  if (cpus === null) return null;
   const set = new Int32Array(WORDS);
-  for (const range of list.split(',')) {
-    const m = range.match(/^(\d+)(?:-(\d+))?$/);
-    if (!m) return null;
-    const last = Math.min(Number(m[2] ?? m[1]), WORDS * 32 - 1);
-    for (let cpu = Number(m[1]); cpu <= last; cpu++) set[cpu >> 5]! |= 1 << (cpu & 31);
-  }
+  for (const cpu of cpus) if (cpu < WORDS * 32) set[cpu >> 5]! |= 1 << (cpu & 31);
   return set;
 }
 
-/** How many CPUs a set of `allowedCpus` holds. */
+/** How many CPUs a `cpuSet` holds. */
 export function cpuCount(set: Int32Array): number {
   let n = 0;
   for (let w of set) {
@@ -49,7 +35,7 @@ export function cpuCount(set: Int32Array): number {
  * Collective over `flat` (the whole communicator), so every rank decides alike.
  */
 export async function crowdedNodes(local: CollComm, flat: CollComm): Promise<boolean> {
-  const union = allowedCpus() ?? new Int32Array(WORDS).fill(-1);
+  const union = cpuSet(allowedCpus('self')) ?? new Int32Array(WORDS).fill(-1);
   await local.allreduce(union, BOR, union);
   const crowded = new Int32Array([cpuCount(union) < local.size ? 1 : 0]);
   await flat.allreduce(crowded, MAX, crowded);

@@ -1,3 +1,4 @@
+import { parseCpuList } from '@ssi/lam';
 import {
   COLLECTIVE_CASES,
   collectivesProgram,
@@ -7,7 +8,7 @@ import {
   launchJob,
 } from '@ssi/mpi/testing';
 import { afterEach, describe, expect, it } from 'vitest';
-import { allowedCpus, cpuCount } from '../src/crowding';
+import { cpuCount, cpuSet } from '../src/crowding';
 import { layout } from './helpers/layout';
 
 /**
@@ -141,7 +142,7 @@ describe('smp options', () => {
     // node 0 is ranks 0-1, node 1 ranks 2-3: crowded where both are bound to one CPU between them
     const cpusOf = (rank: number) => {
       const cpus = r.bindings?.[rank]?.cpus;
-      return cpus === undefined ? null : allowedCpus(`Cpus_allowed_list:\t${cpus}\n`);
+      return cpus === undefined ? null : cpuSet(parseCpuList(cpus));
     };
     const crowdedNode = (a: number, b: number) => {
       const [x, y] = [cpusOf(a), cpusOf(b)];

@@ -4,9 +4,10 @@
  * are tested in real processes (matrix.test.ts).
  */
 import { readFileSync } from 'node:fs';
+import { allowedCpus, parseCpuList } from '@ssi/lam';
 import type { CollComm, CollContext, CollLocality } from '@ssi/mpi';
 import { describe, expect, it } from 'vitest';
-import { allowedCpus, cpuCount } from '../src/crowding';
+import { cpuCount, cpuSet } from '../src/crowding';
 import type { Hierarchy } from '../src/hierarchy';
 import smp, { readSmpSettings, SMP_PARAMS } from '../src/index';
 import { doublingIsShorter, takesDoubling } from '../src/reduction-exchange';
@@ -96,16 +97,15 @@ describe('the smp module', () => {
     expect(takesDoubling(on(2, false), 8)).toBe(false); // not shorter
   });
 
-  it("reads the CPUs a rank may run on from Linux's /proc/<pid>/status", () => {
-    const status = (list: string) => `Name:\tnode\nCpus_allowed:\t3\nCpus_allowed_list:\t${list}\n`;
-    const set = allowedCpus(status('0-1,4,6-7'))!;
+  it('counts the CPUs a rank may run on (@ssi/lam reads them) as a bit set', () => {
+    const set = cpuSet(parseCpuList('0-1,4,6-7'))!;
     expect(set[0]).toBe(0b11010011);
     expect(cpuCount(set)).toBe(5);
-    expect(cpuCount(allowedCpus(status('3'))!)).toBe(1);
-    expect(cpuCount(allowedCpus(status('0-1023'))!)).toBe(1024); // every bit, the sign bits too
-    expect(allowedCpus('Name:\tnode\n')).toBeNull();
-    expect(allowedCpus(status('x-1'))).toBeNull();
-    expect(allowedCpus()).not.toBeNull(); // this process (Linux)
+    expect(cpuCount(cpuSet([3])!)).toBe(1);
+    expect(cpuCount(cpuSet(parseCpuList('0-1023'))!)).toBe(1024); // every bit, the sign bits too
+    expect(cpuCount(cpuSet([1023, 1024, 4096])!)).toBe(1); // past 1023: not counted
+    expect(cpuSet(null)).toBeNull();
+    expect(cpuSet(allowedCpus('self'))).not.toBeNull(); // this process (Linux)
   });
 
   it('reads its parameters; bad values are errors naming the parameter and what is expected', () => {
