@@ -1,6 +1,6 @@
 import type { CollActions, CollComm, NumericArray, ReduceOp } from '@ssi/mpi';
 import { IN_PLACE } from '@ssi/mpi';
-import { areaFor, openArea } from './area-use';
+import { areaFor, areaOpened, openArea } from './area-use';
 import { barrierHierarchical } from './barrier';
 import { bcastAgreed } from './bcast-agreed';
 import { copyInto, keptLike } from './buffers';
@@ -70,9 +70,11 @@ export function actionsFor(
     async barrier(comm) {
       await barrierHierarchical(h, comm);
     },
-    async bcast(comm, buf, root) {
+    bcast(comm, buf, root) {
       // Every path is chosen by the root's length, which each rank learns from its first message.
-      await bcastAgreed(h, s, comm.name, buf, root, await openArea(h, s, note));
+      const area = areaOpened(h, s);
+      if (area !== undefined) return bcastAgreed(h, s, comm, buf, root, area);
+      return openArea(h, s, note).then((a) => bcastAgreed(h, s, comm, buf, root, a));
     },
     async reduce(comm, send, recv, op, root) {
       const own = (send ?? recv)!;

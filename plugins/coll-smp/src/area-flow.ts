@@ -40,11 +40,13 @@ export function pieceCount(n: number, per: number): number {
   return Math.max(1, Math.ceil(n / per));
 }
 
+const ignore = () => undefined;
+
 /**
  * `p`, marked as handled: pieces are issued before earlier ones are awaited, and a failure of a
  * later one must reach the caller through the final `Promise.all`, not as an unhandled rejection.
  */
 export function issued<T>(p: Promise<T>): Promise<T> {
-  p.catch(() => undefined);
+  p.catch(ignore);
   return p;
 }

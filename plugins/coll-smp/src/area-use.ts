@@ -31,6 +31,16 @@ export async function areaFor(
 }
 
 /**
+ * `h`'s nodes' area once `openArea` opened it, null without one, undefined before: read at once,
+ * so that a call after the first spends no promise hop on it.
+ */
+export function areaOpened(h: Hierarchy, s: SmpSettings): NodeArea | null | undefined {
+  if (!s.shm) return null;
+  const area = areas.get(h);
+  return typeof area === 'string' ? null : area;
+}
+
+/**
  * `h`'s nodes' area, or null without one (`coll_smp_shm 0`, or some node has none). Opened by the
  * first call that wants it (collective: every rank of the communicator makes that call, so all
  * arrive here together), then kept until the communicator is freed. Every node must agree,

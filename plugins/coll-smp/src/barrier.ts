@@ -1,7 +1,7 @@
 import type { CollComm } from '@ssi/mpi';
 import type { Hierarchy } from './hierarchy';
 import { isPowerOfTwo } from './leaders-allreduce';
-import { doublingIsShorter } from './reduction-exchange';
+import { takesDoubling } from './reduction-exchange';
 import { Tag } from './tags';
 
 const EMPTY = new Uint8Array(0);
@@ -12,11 +12,12 @@ const EMPTY = new Uint8Array(0);
  * are empty messages on the parent's collective channel: one phase each, where a local barrier
  * would be two. The leaders' barrier is a pairwise exchange (one hop on two nodes) on a power of
  * two leaders. Where a pairwise exchange over the whole communicator takes fewer hops than the
- * levels (2 + 2 ranks: two against three), it runs that instead.
+ * levels (2 + 2 ranks: two against three) and no node has fewer CPUs than ranks, it runs that
+ * instead (`takesDoubling`).
  */
 export async function barrierHierarchical(h: Hierarchy, comm: CollComm): Promise<void> {
   const { loc, leaders } = h;
-  if (doublingIsShorter(comm.size, loc.nodes.length)) {
+  if (takesDoubling(h, comm.size)) {
     await exchangeBarrier(comm);
     return;
   }

@@ -18,7 +18,8 @@ import type { SmpSettings } from './params';
 export async function bcastAgreed(
   h: Hierarchy,
   s: SmpSettings,
-  name: string,
+  /** The communicator, for an error's message (its name is read only then). */
+  comm: { readonly name: string },
   buf: Uint8Array,
   root: number,
   area: NodeArea | null,
@@ -38,8 +39,7 @@ export async function bcastAgreed(
     length = header.length;
     if (!header.carried) await bcastLevels(h, s, buf, root, length);
   }
-  const error = truncation(name, buf.length, root, length);
-  if (error) throw error;
+  if (buf.length < length) throw truncation(comm.name, buf.length, root, length)!;
 }
 
 /**

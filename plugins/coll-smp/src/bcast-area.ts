@@ -1,4 +1,4 @@
-import { ANY_TAG } from '@ssi/mpi';
+import { ANY_TAG, type Status } from '@ssi/mpi';
 import { AreaFlow, issued } from './area-flow';
 import {
   type Call,
@@ -15,7 +15,8 @@ import {
   slotOf,
   writeHead,
 } from './bcast-call';
-import { bcastRoute } from './bcast-route';
+import { type BcastRoute, bcastRoute } from './bcast-route';
+import { passSmall, smallArrived } from './bcast-small';
 import {
   goesStriped,
   lengthIn,
@@ -40,33 +41,8 @@ function stagingOf(h: Hierarchy, bytes: number): Uint8Array {
 }
 
 /**
- * A small bcast (the root's buffer below `inlineMax`): the whole buffer goes down the leaders'
- * tree and from each node's writer to the rest of the node, one message per level, tagged
- * BCAST_SMALL. Its length is the message's, so no header goes first and no ring slot is used.
- * Resolves when every message is out (the writer's or a staging buffer is reused after).
- */
-function spreadSmall(c: Call, data: Uint8Array, writer: boolean): Promise<unknown> {
-  // Down the leaders' tree first: the other nodes' branches are the longer ones.
-  const down = forward(c, data, Tag.BCAST_SMALL);
-  if (!writer || c.readers.length === 0) return down;
-  const local = c.readers.map((r) => c.local.coll.isend(data, r, Tag.BCAST_SMALL).wait());
-  return Promise.all([down, ...local]);
-}
-
-/**
- * A rank that has a small bcast in `data` (the root, or it received it): passes it on (the
- * node's writer to the node, a leader down the leaders' tree) and, with `copy`, copies it out.
- */
-async function smallReceived(c: Call, data: Uint8Array, copy: boolean, writer: boolean) {
-  const sent = spreadSmall(c, data, writer);
-  if (copy) copyOut(c, data, 0);
-  await sent;
-  return { length: data.length, pieces: 0 };
-}
-
-/**
  * bcast through the nodes' shared areas. A root buffer below `inlineMax` travels whole, one
- * message per level (`spreadSmall`); every rank learns which from its first message (its tag),
+ * message per level (`bcast-small.ts`); every rank learns which from its first message (its tag),
  * so the root's length chooses for all. Larger ones in pieces of the area's slot size. On
  * each node one writer (the root on its node, the leader elsewhere) has each piece in the next
  * slot of the area's ring and tells the node (AREA_READY); every other rank of the node copies it
@@ -93,10 +69,54 @@ export async function bcastThroughArea(
   /** A root buffer from this many bytes (one piece at most) goes striped (0: never). */
   stripeMin: number,
 ): Promise<number> {
-  const { local, leaders, flat } = h;
   const route = bcastRoute(h, root);
   const { writer } = route;
-  const c: Call = {
+  const me = h.local.rank;
+  // At least a striped call's header (the root's length).
+  const staging = stagingOf(h, Math.max(8, inlineMax));
+  if (me !== writer) {
+    // The first message says which: the whole (small) buffer, or how the pieces come.
+    const first = await h.local.coll.recv(staging, writer, ANY_TAG);
+    if (first.tag === Tag.BCAST_SMALL) return smallArrived(h, route, first, staging, buf, false);
+    const c = callOf(h, area, buf, route, inlineMax, stripeMin, staging);
+    return finished(c, await readPieces(c, me, writer, first));
+  }
+  if (route.onRootNode) {
+    if (buf.length < inlineMax) {
+      await passSmall(h, route, buf, true);
+      return buf.length;
+    }
+    const c = callOf(h, area, buf, route, inlineMax, stripeMin, staging);
+    return finished(c, await writePieces(c, me));
+  }
+  // Another node's leader: the first message (a small call's, or piece 0) straight into the
+  // call's first ring slot, once its readers are done with that slot's previous use.
+  const free = area.piecesSent - area.shape.ring + 1;
+  if (!area.isDone(route.readers, free)) await area.waitDone(route.readers, free);
+  const target = area.ringSlot(area.piecesSent, area.shape.chunk).subarray(RING_HEAD);
+  const first = await h.leaders!.coll.recv(target, route.parent, ANY_TAG);
+  if (first.tag === Tag.BCAST_SMALL) {
+    // Out of the ring before anyone hears of it: a small call counts no slot, so the next
+    // call's writer takes this one as soon as the node's readers have the message.
+    staging.set(target.subarray(0, first.byteLength));
+    return smallArrived(h, route, first, staging, buf, true);
+  }
+  const c = callOf(h, area, buf, route, inlineMax, stripeMin, staging);
+  return finished(c, await receivePieces(c, route.parent, first));
+}
+
+/** One call of more than a small message through the areas, as this rank sees it. */
+function callOf(
+  h: Hierarchy,
+  area: NodeArea,
+  buf: Uint8Array,
+  route: BcastRoute,
+  inlineMax: number,
+  stripeMin: number,
+  staging: Uint8Array,
+): Call {
+  const { local, leaders, flat } = h;
+  return {
     area,
     first: area.piecesSent,
     buf,
@@ -106,16 +126,15 @@ export async function bcastThroughArea(
     leaders,
     children: route.children,
     inlineMax,
-    // At least a striped call's header (the root's length).
-    staging: stagingOf(h, Math.max(8, inlineMax)),
+    staging,
     stripeMin,
     lanes: { flat, from: route.laneFrom, to: route.laneTo },
   };
-  let moved: { length: number; pieces: number };
-  if (local.rank !== writer) moved = await readPieces(c, local.rank, writer);
-  else if (route.onRootNode) moved = await writePieces(c, local.rank);
-  else moved = await receivePieces(c, route.parent);
-  area.piecesSent = c.first + moved.pieces;
+}
+
+/** The end of a call that moved `moved.pieces` pieces: counts them, waits for its signals. */
+async function finished(c: Call, moved: { length: number; pieces: number }): Promise<number> {
+  c.area.piecesSent = c.first + moved.pieces;
   await c.flow.drained();
   return moved.length;
 }
@@ -124,7 +143,6 @@ export async function bcastThroughArea(
 async function writePieces(c: Call, me: number) {
   const { chunk } = c.area.shape;
   const length = c.buf.length;
-  if (length < c.inlineMax) return smallReceived(c, c.buf, false, true);
   if (goesStriped(c, length)) return stripedRoot(c, me);
   const pieces = Math.max(1, Math.ceil(length / chunk));
   const forwarded: Promise<unknown>[] = [];
@@ -167,7 +185,7 @@ async function writePieces(c: Call, me: number) {
  * sm: 3.0 against 3.3-3.9 ms per 4 MiB call when the leader received into its own buffer and
  * waited for its reader to copy out of it).
  */
-async function receivePieces(c: Call, parent: number) {
+async function receivePieces(c: Call, parent: number, first: Status) {
   const ring = c.area.shape.ring;
   const forwarded: Promise<unknown>[] = [];
   const into = (i: number) => slotOf(c, i).subarray(RING_HEAD);
@@ -179,17 +197,14 @@ async function receivePieces(c: Call, parent: number) {
     return { target, arrival: issued(c.leaders!.coll.irecv(target, parent, ANY_TAG).wait()) };
   };
   let length = 0;
-  let next = await post(0);
+  // Piece 0 arrived (`first`) in slot 0 (`bcastThroughArea`).
+  let next: { target: Uint8Array; arrival: Promise<unknown> } = {
+    target: into(0),
+    arrival: Promise.resolve(first),
+  };
   for (let i = 0; ; i++) {
     const status = (await next.arrival) as { byteLength: number; tag: number };
     const data = next.target.subarray(0, status.byteLength);
-    if (status.tag === Tag.BCAST_SMALL) {
-      // Out of the ring before anyone hears of it: a small call counts no slot, so the next
-      // call's writer takes this one as soon as the node's readers have the message.
-      const own = c.staging.subarray(0, data.length);
-      own.set(data);
-      return smallReceived(c, own, true, true);
-    }
     if (status.tag === Tag.BCAST_STRIPE) return stripedElsewhere(c, 0, lengthIn(next.target));
     const last = status.tag === Tag.BCAST_LAST;
     if (!last) next = await post(i + 1);
@@ -224,12 +239,7 @@ function fetch(c: Call, p: Piece, at: number): Uint8Array {
  * there. The root's node leader, when the root is another rank, also forwards each piece down the
  * leaders' tree from the slot, before it says it is done with it.
  */
-async function readPieces(c: Call, me: number, writer: number) {
-  // The first message says which: the whole (small) buffer, or piece 0 is in the area.
-  const first = await c.local.coll.recv(c.staging, writer, ANY_TAG);
-  if (first.tag === Tag.BCAST_SMALL) {
-    return smallReceived(c, c.staging.subarray(0, first.byteLength), true, false);
-  }
+async function readPieces(c: Call, me: number, writer: number, first: Status) {
   if (first.tag === Tag.BCAST_STRIPE) return stripedElsewhere(c, me, lengthIn(c.staging));
   let length = 0;
   for (let i = 0; ; i++) {

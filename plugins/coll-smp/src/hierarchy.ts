@@ -1,5 +1,6 @@
 import type { CollComm, CollLocality } from '@ssi/mpi';
 import { ERRORS_RETURN, UNDEFINED } from '@ssi/mpi';
+import { crowdedNodes } from './crowding';
 import { FLAT_MARK } from './eligibility';
 
 /**
@@ -18,6 +19,8 @@ export interface Hierarchy {
   readonly leaders: CollComm | null;
   /** The whole communicator, served without smp. */
   readonly flat: CollComm;
+  /** Some node has fewer CPUs than ranks (`crowding.ts`): small collectives take the levels. */
+  readonly crowded: boolean;
 }
 
 /**
@@ -44,7 +47,7 @@ export async function buildHierarchy(comm: CollComm): Promise<Hierarchy> {
   const flat = await comm.dup(`${comm.name}${FLAT_MARK}`);
   if (!local) throw new Error(`smp: ${comm.name}: split by node gave this rank no communicator`);
   for (const sub of [local, leaders, flat]) if (sub) returnErrors(sub);
-  return { loc, local, leaders, flat };
+  return { loc, local, leaders, flat, crowded: await crowdedNodes(local, flat) };
 }
 
 /** Frees what `buildHierarchy` made (collective, from the parent's free). */

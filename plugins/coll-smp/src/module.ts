@@ -35,7 +35,8 @@ const smp: CollModule = defineModule<CollModule>({
     ctx.verbose(
       20,
       `${comm.name}: smp hierarchy: nodes ${JSON.stringify(h.loc.nodes)}, rank ${comm.rank} on ` +
-        `node ${h.loc.node}${h.loc.isLeader ? ' (leader)' : ''}`,
+        `node ${h.loc.node}${h.loc.isLeader ? ' (leader)' : ''}` +
+        (h.crowded ? '; a node has fewer CPUs than ranks: small collectives by the levels' : ''),
     );
     return actionsFor(h, settings, (message) => ctx.verbose(10, `${comm.name}: ${message}`));
   },

@@ -111,6 +111,14 @@ export class NodeArea {
     }
   }
 
+  /** Whether every rank of `ranks` is done with bcast pieces before `count` (`waitDone`). */
+  isDone(ranks: readonly number[], count: number): boolean {
+    for (const r of ranks) {
+      if (((Atomics.load(this.seg!.i32, this.word(r, DONE_WORD)) - count) | 0) < 0) return false;
+    }
+    return true;
+  }
+
   /**
    * Waits until every rank of `ranks` is done with bcast pieces before `count`: the writer of
    * piece g waits for g - ring + 1, so it never overwrites a slot a rank still reads, whichever
@@ -118,6 +126,7 @@ export class NodeArea {
    * futex helper, never spinning on the event loop; the waiting flag tells the rank to wake it.
    */
   async waitDone(ranks: readonly number[], count: number): Promise<void> {
+    if (this.isDone(ranks, count)) return;
     const seg = this.seg!;
     for (const r of ranks) {
       const done = this.word(r, DONE_WORD);

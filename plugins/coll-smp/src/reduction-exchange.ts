@@ -17,7 +17,8 @@ const stages = new StageCache();
  * different paths by their own lengths and waiting for messages that never come.
  *
  * On a power-of-two number of ranks where that is fewer hops than the levels (2 + 2: two against
- * three), by recursive doubling over the whole communicator. Otherwise as smp's barrier: every
+ * three) and no node has fewer CPUs than ranks (`takesDoubling`), by recursive doubling over the
+ * whole communicator. Otherwise as smp's barrier: every
  * other rank of a node sends its part to the leader on the parent's collective channel, the
  * leader combines them in node rank order, the leaders exchange by recursive doubling, the leader
  * sends the result back. Point-to-point on the parent instead of a reduce and a bcast on the
@@ -32,7 +33,7 @@ export async function exchangeLengths(
 ): Promise<void> {
   const { loc, leaders } = h;
   const { send, recv } = stages.of(h, s.shmMinBytes, h.local.size - 1);
-  if (doublingIsShorter(comm.size, loc.nodes.length)) {
+  if (takesDoubling(h, comm.size)) {
     await doublingExchange(comm, part, op, Tag.LENGTHS_PAIR, send, recv[0]!);
     return;
   }
@@ -61,4 +62,17 @@ export async function exchangeLengths(
  */
 export function doublingIsShorter(size: number, nodes: number): boolean {
   return isPowerOfTwo(size) && Math.log2(size) < 2 + Math.ceil(Math.log2(nodes));
+}
+
+/**
+ * Whether the small collectives (barrier, the length exchange) on `h`'s communicator of `size`
+ * ranks take recursive doubling: where it is shorter and no node is crowded. On a crowded node
+ * the node's ranks take turns on its CPUs, so messages count rather than hops: doubling moves 8
+ * on 2 + 2 ranks, the levels 6 (measured, 2 + 2 bound in blocks of two ranks per CPU, as mpirun
+ * binds 4 ranks on 2 CPUs: allreduce 8 B 133-141 µs by the levels against 224-244 by doubling
+ * and lam_basic's 155; barrier 154-161 against 227-239 and 206-210. Unbound, doubling was the
+ * faster: 186 against 414 µs, barrier 240 against 432).
+ */
+export function takesDoubling(h: Hierarchy, size: number): boolean {
+  return !h.crowded && doublingIsShorter(size, h.loc.nodes.length);
 }

@@ -1,3 +1,4 @@
+import { parseCpuList } from '@ssi/lam';
 import {
   COLLECTIVE_CASES,
   collectivesProgram,
@@ -7,6 +8,7 @@ import {
   launchJob,
 } from '@ssi/mpi/testing';
 import { afterEach, describe, expect, it } from 'vitest';
+import { cpuCount, cpuSet } from '../src/crowding';
 import { layout } from './helpers/layout';
 
 /**
@@ -119,6 +121,37 @@ describe('smp options', () => {
     expect(r.ok, explainJob(r)).toBe(true);
     expect(r.output).toMatch(/COMM_WORLD: smp: node \d shares an area/);
     expect(r.output).not.toMatch(/striped between nodes/);
+  });
+
+  it('2 + 2 bound in blocks of two ranks per CPU (a node with fewer CPUs than ranks): small collectives by the levels', async () => {
+    const l = layout([2, 2]);
+    const r = await launchJob({
+      np: l.np,
+      rankEnv: l.rankEnv,
+      program,
+      args: ['full'],
+      // 2 CPUs per rank (blocks) where this machine has fewer than 4: the ranks share them
+      bind: 'core',
+      bindOversubscribed: 4,
+      ssi: { rpi: 'sm', coll: 'smp', coll_verbose: 20 },
+      timeoutMs: 300_000,
+      label: `smp matrix on ${l.name} bound in blocks`,
+    });
+    expect(r.ok, explainJob(r)).toBe(true);
+    expect(r.output).toContain('smp matrix ok');
+    // node 0 is ranks 0-1, node 1 ranks 2-3: crowded where both are bound to one CPU between them
+    const cpusOf = (rank: number) => {
+      const cpus = r.bindings?.[rank]?.cpus;
+      return cpus === undefined ? null : cpuSet(parseCpuList(cpus));
+    };
+    const crowdedNode = (a: number, b: number) => {
+      const [x, y] = [cpusOf(a), cpusOf(b)];
+      return x !== null && y !== null && cpuCount(x.map((w, i) => w | y[i]!)) < 2;
+    };
+    const crowded = crowdedNode(0, 1) || crowdedNode(2, 3);
+    expect(r.output.includes('small collectives by the levels'), JSON.stringify(r.bindings)).toBe(
+      crowded,
+    );
   });
 
   it('coll_smp_shm 0: the sub-communicators move the data, still correct', async () => {

@@ -4,10 +4,13 @@
  * are tested in real processes (matrix.test.ts).
  */
 import { readFileSync } from 'node:fs';
+import { allowedCpus, parseCpuList } from '@ssi/lam';
 import type { CollComm, CollContext, CollLocality } from '@ssi/mpi';
 import { describe, expect, it } from 'vitest';
+import { cpuCount, cpuSet } from '../src/crowding';
+import type { Hierarchy } from '../src/hierarchy';
 import smp, { readSmpSettings, SMP_PARAMS } from '../src/index';
-import { doublingIsShorter } from '../src/reduction-exchange';
+import { doublingIsShorter, takesDoubling } from '../src/reduction-exchange';
 
 const defaults = Object.fromEntries(
   Object.entries(smp.params ?? {}).map(([k, spec]) => [`coll_smp_${k}`, spec.default]),
@@ -84,6 +87,25 @@ describe('the smp module', () => {
     expect(doublingIsShorter(8, 2)).toBe(false); // 3 against 3: the levels
     expect(doublingIsShorter(8, 4)).toBe(true); // 3 against 4
     expect(doublingIsShorter(6, 2)).toBe(false); // not a power of two
+  });
+
+  it('takes recursive doubling only where no node has fewer CPUs than ranks', () => {
+    const on = (nodes: number, crowded: boolean) =>
+      ({ loc: { nodes: new Array(nodes).fill([]) }, crowded }) as unknown as Hierarchy;
+    expect(takesDoubling(on(2, false), 4)).toBe(true);
+    expect(takesDoubling(on(2, true), 4)).toBe(false); // ranks take turns: fewer messages
+    expect(takesDoubling(on(2, false), 8)).toBe(false); // not shorter
+  });
+
+  it('counts the CPUs a rank may run on (@ssi/lam reads them) as a bit set', () => {
+    const set = cpuSet(parseCpuList('0-1,4,6-7'))!;
+    expect(set[0]).toBe(0b11010011);
+    expect(cpuCount(set)).toBe(5);
+    expect(cpuCount(cpuSet([3])!)).toBe(1);
+    expect(cpuCount(cpuSet(parseCpuList('0-1023'))!)).toBe(1024); // every bit, the sign bits too
+    expect(cpuCount(cpuSet([1023, 1024, 4096])!)).toBe(1); // past 1023: not counted
+    expect(cpuSet(null)).toBeNull();
+    expect(cpuSet(allowedCpus('self'))).not.toBeNull(); // this process (Linux)
   });
 
   it('reads its parameters; bad values are errors naming the parameter and what is expected', () => {
