@@ -1,5 +1,5 @@
 import type { ParamRegistry, VerboseStream } from '@ssi/core';
-import { schedYield } from '@ssi/sched';
+import { schedAvailable, schedYield } from '@ssi/sched';
 import type { RestartPlan } from './cr/image';
 import { RestartReplay } from './cr/restart-replay';
 import type { RollbackLog } from './cr/rollback-log';
@@ -16,13 +16,7 @@ import type { UnexpectedMessage } from './matching/unexpected';
 import type { Proc } from './proc';
 import { ProcMode } from './proc';
 import { FastYield, nextTurn } from './progress/fast-yield';
-import {
-  choosePolling,
-  cpuPool,
-  machineNow,
-  type PollChoice,
-  yieldingHere,
-} from './progress/poll-policy';
+import { choosePolling, cpuPool, machineNow, type PollChoice } from './progress/poll-policy';
 import { RunDelay } from './progress/run-delay';
 import { SyncPoll } from './progress/sync-poll';
 import { WaitPoller } from './progress/wait-poller';
@@ -117,7 +111,7 @@ export class Engine implements RpiHost {
       oversubscribedExplicit: params.lookup('mpi_base_poll_oversubscribed_us').source !== 'default',
       sharedUs: params.get<number>('mpi_base_poll_shared_us'),
       yieldPerCore: params.get<number>('mpi_base_poll_yield'),
-      yielding: yieldingHere(),
+      yielding: schedAvailable(),
       nodeRanks: procs.filter((p) => p.gps.node === node).length,
       cores: cpuPool(),
     };

@@ -1,4 +1,5 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
+import { allowedCpus } from '@ssi/lam';
 import { explainJob, killAllJobs, launchJob } from '@ssi/mpi/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 
@@ -12,14 +13,8 @@ afterEach(() => killAllJobs());
 
 /** The first two CPUs this process may run on, as a taskset list, or null (fewer, or no /proc). */
 function twoAllowedCpus(): string | null {
-  const status = existsSync('/proc/self/status') ? readFileSync('/proc/self/status', 'utf8') : '';
-  const list = /Cpus_allowed_list:\s*(\S+)/.exec(status)?.[1];
-  if (!list) return null;
-  const cpus = list.split(',').flatMap((part) => {
-    const [from, to = from] = part.split('-').map(Number);
-    return Array.from({ length: to! - from! + 1 }, (_, i) => from! + i);
-  });
-  return cpus.length >= 2 ? `${cpus[0]},${cpus[1]}` : null;
+  const cpus = allowedCpus('self');
+  return cpus !== null && cpus.length >= 2 ? `${cpus[0]},${cpus[1]}` : null;
 }
 
 const fixture = (name: string) => new URL(`./fixtures/${name}`, import.meta.url).pathname;

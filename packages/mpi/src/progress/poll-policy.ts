@@ -1,5 +1,4 @@
 import { availableParallelism, cpus, loadavg } from 'node:os';
-import { schedAvailable } from '@ssi/sched';
 import type { RunDelay } from './run-delay';
 
 /**
@@ -168,11 +167,6 @@ export function cpuPool(
   nodeCpus: () => number = () => cpus().length || 1,
 ): number {
   return allowedCpus > 1 ? allowedCpus : Math.max(1, nodeCpus());
-}
-
-/** Whether this process can give the CPU away (@ssi/sched's addon is built), or why not. */
-export function yieldingHere(): PollInputs['yielding'] {
-  return schedAvailable();
 }
 
 /** The inputs that change while a job runs, read now (a few cheap system calls). */
